@@ -1,0 +1,222 @@
+/*
+** ir.h -- Lattice's hierarchical SSA IR: types, statements, blocks, kernels,
+** the builder, and the entry points of the printer, parser and verifier.
+**
+** A kernel is a tree: a block is a doubly linked list of statements; only
+** control-flow statements (ops with flag B in ops.def) own child blocks.
+** Every value is a statement; operands point at statements that must be
+** visible from the user (defined earlier in the same block or in an
+** enclosing block) -- the verifier checks it.
+**
+** Memory: everything of a kernel lives in its arena and is freed by
+** ir_kernel_free in one call, so an error that unwinds leaks nothing.
+*/
+#ifndef LATTICE_IR_H
+#define LATTICE_IR_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IR_MAX_INDICES 8          /* indices of a field access */
+#define IR_MAX_OPS (IR_MAX_INDICES + 2)
+
+/* ---- types ------------------------------------------------------------ */
+
+/* name, bits, is_int, is_signed, is_float */
+#define IR_TYPES(_)        \
+  _(void, 0, 0, 0, 0)      \
+  _(i1, 1, 1, 0, 0)        \
+  _(i8, 8, 1, 1, 0)        \
+  _(i16, 16, 1, 1, 0)      \
+  _(i32, 32, 1, 1, 0)      \
+  _(i64, 64, 1, 1, 0)      \
+  _(u8, 8, 1, 0, 0)        \
+  _(u16, 16, 1, 0, 0)      \
+  _(u32, 32, 1, 0, 0)      \
+  _(u64, 64, 1, 0, 0)      \
+  _(f32, 32, 0, 1, 1)      \
+  _(f64, 64, 0, 1, 1)
+
+typedef enum {
+#define T(name, bits, isint, issigned, isfloat) IR_##name,
+  IR_TYPES(T)
+#undef T
+  IR_NUM_TYPES
+} ir_type;
+
+const char *ir_type_name(ir_type t);      /* "i32" */
+int ir_type_from_name(const char *name);  /* -1 if unknown */
+int ir_type_bits(ir_type t);
+bool ir_type_is_int(ir_type t);           /* i1 included */
+bool ir_type_is_signed(ir_type t);
+bool ir_type_is_float(ir_type t);
+
+/* ---- statements --------------------------------------------------------- */
+
+typedef enum {
+#define _(name, nops, flags, doc) IR_##name,
+#include "ops.def"
+#undef _
+  IR_NUM_OPS
+} ir_op;
+
+enum { IR_PURE = 1, IR_EFFECT = 2, IR_BLOCKS = 4, IR_TASK = 8, IR_JUMP = 16 };
+
+const char *ir_op_name(ir_op op);
+int ir_op_from_name(const char *name);    /* -1 if unknown */
+int ir_op_nops(ir_op op);                 /* -1 = variable */
+unsigned ir_op_flags(ir_op op);
+
+typedef struct ir_block ir_block;
+typedef struct ir_stmt ir_stmt;
+typedef struct ir_kernel ir_kernel;
+typedef struct ir_program ir_program;
+
+/* Where a statement came from in the user's source. file is interned. */
+typedef struct {
+  const char *file;
+  int line;
+} ir_loc;
+
+/* Extra data of task_range_for: bounds are constants or global temporaries. */
+typedef struct {
+  int64_t begin, end;              /* used when the *_gtmp is -1 */
+  int begin_gtmp, end_gtmp;        /* byte offset of an i32 in the gtmp buffer, or -1 */
+  int block_dim;                   /* iterations per chunk a worker takes (0 = backend's choice) */
+} ir_task_range;
+
+struct ir_stmt {
+  ir_op op;
+  ir_type type;                    /* result type; IR_void if none. For global_ptr and
+                                      global_tmp: the element type pointed to. For
+                                      alloca: the local's type. */
+  int id;                          /* printed as $id; renumbered by ir_number */
+  int nops;
+  ir_stmt *ops[IR_MAX_OPS];
+  union {
+    int64_t ival;                  /* const of an integer type (i1: 0/1); check_index axis */
+    double fval;                   /* const of a float type */
+  } imm;
+  int aux;                         /* arg: argument number; global_ptr/check_index: place
+                                      SNode id; global_tmp: byte offset */
+  ir_stmt *loop;                   /* loop_index: the range_for / task_range_for it reads */
+  ir_block *blocks[2];             /* B ops: if then/else; loops and tasks: body in [0] */
+  ir_task_range range;             /* task_range_for only */
+  ir_block *parent;
+  ir_stmt *prev, *next;
+  ir_loc loc;
+};
+
+struct ir_block {
+  ir_stmt *first, *last;
+  ir_stmt *owner;                  /* statement owning this block; NULL for the kernel body */
+};
+
+/* ---- kernels -------------------------------------------------------------- */
+
+typedef struct ir_arena ir_arena;
+
+struct ir_kernel {
+  const char *name;
+  ir_program *prog;                /* SNodes referenced by global_ptr (may be NULL) */
+  int nargs;
+  ir_type arg_types[16];
+  const char *arg_names[16];
+  ir_type ret_type;                /* IR_void if the kernel returns nothing */
+  ir_block *body;
+  int gtmp_size;                   /* bytes of global temporaries used (offload) */
+  bool offloaded;                  /* the body holds only tasks */
+  bool debug;                      /* bounds checks are emitted */
+  ir_arena *arena;
+  int next_id;
+  /* error unwinding: ir_fail longjmps to *on_error when set */
+  jmp_buf *on_error;
+  char error[1024];
+};
+
+ir_kernel *ir_kernel_new(const char *name, ir_program *prog);
+void ir_kernel_free(ir_kernel *k);
+void *ir_alloc(ir_kernel *k, size_t size);          /* zeroed, arena-owned */
+const char *ir_strdup(ir_kernel *k, const char *s);  /* arena-owned copy */
+ir_kernel *ir_kernel_clone(const ir_kernel *k);      /* deep copy into a new arena */
+
+/* Record a user error at loc in k->error ("file:line: message") and longjmp to
+** k->on_error (which must be set). */
+void ir_fail(ir_kernel *k, ir_loc loc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((noreturn, format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- builder ------------------------------------------------------------------
+** The builder appends at an insertion point. ir_new makes a detached
+** statement; ir_insert_* link it into a block. Structured helpers create
+** child blocks. The builder infers result types (ir_result_type); the
+** typecheck pass then inserts explicit casts where operand types differ.
+*/
+typedef struct {
+  ir_kernel *k;
+  ir_block *block;                 /* append to the end of this block */
+  ir_loc loc;                      /* location given to new statements */
+} ir_builder;
+
+void ir_builder_init(ir_builder *b, ir_kernel *k);  /* at the end of k->body */
+ir_block *ir_block_new(ir_kernel *k, ir_stmt *owner);
+
+ir_stmt *ir_new(ir_kernel *k, ir_op op, ir_type type, int nops, ir_stmt *const *ops);
+void ir_append(ir_block *blk, ir_stmt *s);
+void ir_insert_before(ir_stmt *pos, ir_stmt *s);
+void ir_insert_after(ir_stmt *pos, ir_stmt *s);
+void ir_remove(ir_stmt *s);                          /* unlink; memory stays in the arena */
+void ir_replace_uses(ir_block *scope, ir_stmt *from, ir_stmt *to);  /* in scope, recursively */
+
+/* Result type of op on operand types a, b (b ignored for unary ops), by the
+** promotion rules of docs/language.md: i1 for comparisons, float for div/pow,
+** otherwise the promoted common type. */
+ir_type ir_result_type(ir_op op, ir_type a, ir_type b);
+ir_type ir_promote(ir_type a, ir_type b);
+
+ir_stmt *ir_b_op(ir_builder *b, ir_op op, ir_type type, int nops, ir_stmt *const *ops);
+ir_stmt *ir_b_const_int(ir_builder *b, ir_type t, int64_t v);
+ir_stmt *ir_b_const_float(ir_builder *b, ir_type t, double v);
+ir_stmt *ir_b_arg(ir_builder *b, int index);
+ir_stmt *ir_b_unary(ir_builder *b, ir_op op, ir_stmt *a);          /* type inferred */
+ir_stmt *ir_b_binary(ir_builder *b, ir_op op, ir_stmt *a, ir_stmt *c); /* type inferred */
+ir_stmt *ir_b_cast(ir_builder *b, ir_type t, ir_stmt *a);
+ir_stmt *ir_b_select(ir_builder *b, ir_stmt *c, ir_stmt *x, ir_stmt *y);
+ir_stmt *ir_b_alloca(ir_builder *b, ir_type t);
+ir_stmt *ir_b_local_load(ir_builder *b, ir_stmt *var);
+ir_stmt *ir_b_local_store(ir_builder *b, ir_stmt *var, ir_stmt *v);
+ir_stmt *ir_b_global_ptr(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx);
+ir_stmt *ir_b_global_load(ir_builder *b, ir_stmt *ptr);
+ir_stmt *ir_b_global_store(ir_builder *b, ir_stmt *ptr, ir_stmt *v);
+ir_stmt *ir_b_atomic(ir_builder *b, ir_op op, ir_stmt *ptr, ir_stmt *v);
+/* Structured statements: the builder's block is left unchanged; callers
+** move b->block into the returned statement's blocks to fill them. */
+ir_stmt *ir_b_if(ir_builder *b, ir_stmt *cond, bool with_else);
+ir_stmt *ir_b_while(ir_builder *b);
+ir_stmt *ir_b_range_for(ir_builder *b, ir_stmt *begin, ir_stmt *end);
+ir_stmt *ir_b_loop_index(ir_builder *b, ir_stmt *loop);
+ir_stmt *ir_b_jump(ir_builder *b, ir_op op, ir_stmt *value);     /* break/continue/return */
+
+/* ---- walking -------------------------------------------------------------------- */
+
+/* Calls fn on every statement of blk and of its nested blocks, pre-order. */
+void ir_walk(ir_block *blk, void (*fn)(ir_stmt *s, void *ud), void *ud);
+/* Gives every statement a fresh id in print order (0, 1, 2, ...). */
+void ir_number(ir_kernel *k);
+
+/* ---- printer, parser, verifier -------------------------------------------------- */
+
+/* Text form (docs/ir.md). Returns a malloc'd string the caller frees. */
+char *ir_print(ir_kernel *k);
+/* Parses one kernel; on error returns NULL and writes "line N: message" to err.
+** prog supplies the fields that global_ptr names (may be NULL when none). */
+ir_kernel *ir_parse(const char *text, ir_program *prog, char *err, size_t errlen);
+/* Checks structure, operand visibility, operand counts and types. Returns
+** true when valid; otherwise writes a message naming the statement to err. */
+bool ir_verify(ir_kernel *k, char *err, size_t errlen);
+
+#endif

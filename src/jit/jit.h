@@ -1,0 +1,56 @@
+/*
+** jit.h -- what every backend offers: compile an offloaded kernel, launch it.
+**
+** A backend folder (src/jit/cpu, src/jit/cuda) implements one jit_backend.
+** The shared LLVM code generator lives in src/jit/llvm (llvm_codegen.h).
+*/
+#ifndef LATTICE_JIT_H
+#define LATTICE_JIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../ir/ir.h"
+#include "../runtime/context.h"
+
+/* A compiled task: fn(ctx, thread_id, begin, end) runs iterations [begin, end)
+** of a range_for task, or the whole serial task when called with (0, 1). */
+typedef void (*jit_task_fn)(rt_context *ctx, int thread_id, int64_t begin, int64_t end);
+
+typedef struct {
+  ir_op kind;                   /* IR_task_serial or IR_task_range_for */
+  ir_task_range range;          /* copied from the IR */
+  jit_task_fn fn;
+} jit_task;
+
+typedef struct jit_kernel jit_kernel;
+struct jit_kernel {
+  const char *name;
+  int ntasks;
+  jit_task *tasks;
+  void *impl;                   /* backend-private (e.g. the ORC resource tracker) */
+  double compile_ms;            /* LLVM optimisation + code generation */
+};
+
+typedef struct jit_backend jit_backend;
+struct jit_backend {
+  const char *name;             /* "cpu", "cuda" */
+  int threads;
+  /* Compiles an offloaded kernel; NULL and a message in err on failure. */
+  jit_kernel *(*compile)(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
+  /* Runs the tasks in order; returns false when a task raised an error
+  ** (ctx->error holds which). */
+  bool (*launch)(jit_backend *be, jit_kernel *jk, rt_context *ctx);
+  void (*release)(jit_backend *be, jit_kernel *jk);
+  void (*destroy)(jit_backend *be);
+  void *impl;
+};
+
+/* threads <= 0: one per core. */
+jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen);
+
+/* Emits PTX text for sm_XX from the same code generator (malloc'd string),
+** or NULL with a message in err. Used by tests and by the CUDA backend. */
+char *jit_emit_ptx(ir_kernel *k, const char *sm, char *err, size_t errlen);
+
+#endif
