@@ -212,11 +212,22 @@ void ir_number(ir_kernel *k);
 
 /* Text form (docs/ir.md). Returns a malloc'd string the caller frees. */
 char *ir_print(ir_kernel *k);
+/* The same with options: IR_PRINT_LOC appends each statement's source
+** location ("  @file:line"), which the parser accepts and keeps;
+** IR_PRINT_FIELDS first declares the fields the kernel uses (`field x <f32>
+** dense [i:4]`), so the text parses on its own into a fresh program. */
+enum { IR_PRINT_LOC = 1, IR_PRINT_FIELDS = 2 };
+char *ir_print_ex(ir_kernel *k, unsigned flags);
 /* Parses one kernel; on error returns NULL and writes "line N: message" to err.
 ** prog supplies the fields that global_ptr names (may be NULL when none). */
 ir_kernel *ir_parse(const char *text, ir_program *prog, char *err, size_t errlen);
 /* Checks structure, operand visibility, operand counts and types. Returns
 ** true when valid; otherwise writes a message naming the statement to err. */
 bool ir_verify(ir_kernel *k, char *err, size_t errlen);
+/* The same with options: IR_VERIFY_TYPES also checks what holds only after
+** the typecheck pass (operands of one type, stored values of the pointee's
+** type, result types as ir_result_type says). */
+enum { IR_VERIFY_TYPES = 1 };
+bool ir_verify_ex(ir_kernel *k, unsigned flags, char *err, size_t errlen);
 
 #endif

@@ -36,7 +36,7 @@ typedef struct rt_context {
 } rt_context;
 
 /* Device-side runtime functions that generated code calls. Each is defined in
-** src/runtime/*.c and checked to exist once when the bitcode is loaded.
+** a .c file of src/runtime and checked to exist once when the bitcode is loaded.
 **   name, return type, parameter types (for documentation) */
 #define RT_FUNCTIONS(_)                                                                 \
   _(rt_raise_index_error, "void", "rt_context*, i32 snode, i32 axis, i64 index, i32 line")

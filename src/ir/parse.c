@@ -1,0 +1,580 @@
+/*
+** parse.c -- reads the IR text form written by print.c (docs/ir.md), plus
+** `field` declarations that create SNode trees, so a pass can be tested from
+** text alone. Errors are "line N: message"; nothing is left allocated.
+*/
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "snode.h"
+
+#define MAX_ID (1 << 24)
+
+typedef enum { T_EOF, T_IDENT, T_NUM, T_VAR, T_STR, T_PUNCT } tok_kind;
+
+typedef struct {
+  tok_kind kind;
+  int line;
+  char text[256]; /* identifier, number text, string contents, or the punctuation */
+} token;
+
+typedef struct {
+  const char *src, *p;
+  int line;
+  token tok;          /* current token */
+  int prev_line;      /* line of the previous token */
+  ir_kernel *k;
+  ir_program *prog;
+  ir_stmt **byid;     /* id -> statement, for operands */
+  int nbyid;
+  int max_id;
+  char *err;
+  size_t errlen;
+  char desc[300];
+  jmp_buf jb;
+} parser;
+
+static void perror_at(parser *ps, int line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((noreturn, format(printf, 3, 4)))
+#endif
+    ;
+
+static void perror_at(parser *ps, int line, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (ps->err && ps->errlen) snprintf(ps->err, ps->errlen, "line %d: %s", line, msg);
+  longjmp(ps->jb, 1);
+}
+
+#define fail(ps, ...) perror_at(ps, (ps)->tok.line, __VA_ARGS__)
+
+/* ---- lexer ------------------------------------------------------------------ */
+
+/* The current token as a message shows it (in the parser's buffer). */
+static const char *describe_tok(parser *ps, const token *t) {
+  char *buf = ps->desc;
+  switch (t->kind) {
+  case T_EOF: return "the end of the text";
+  case T_STR: snprintf(buf, sizeof ps->desc, "\"%.200s\"", t->text); return buf;
+  case T_VAR: snprintf(buf, sizeof ps->desc, "$%.200s", t->text); return buf;
+  default: snprintf(buf, sizeof ps->desc, "'%.200s'", t->text); return buf;
+  }
+}
+
+static void next(parser *ps) {
+  ps->prev_line = ps->tok.line;
+  const char *p = ps->p;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') {
+      if (*p == '\n') ps->line++;
+      p++;
+    }
+    if (*p == '#') { /* comment to the end of the line */
+      while (*p && *p != '\n') p++;
+      continue;
+    }
+    break;
+  }
+  token *t = &ps->tok;
+  t->line = ps->line;
+  t->text[0] = 0;
+  size_t n = 0;
+  if (!*p) {
+    t->kind = T_EOF;
+  } else if (isalpha((unsigned char)*p) || *p == '_') {
+    t->kind = T_IDENT;
+    while (isalnum((unsigned char)*p) || *p == '_' || *p == '.') {
+      if (n + 1 >= sizeof t->text) fail(ps, "name too long");
+      t->text[n++] = *p++;
+    }
+    t->text[n] = 0;
+  } else if (isdigit((unsigned char)*p) ||
+             ((*p == '-' || *p == '+') && (isdigit((unsigned char)p[1]) || p[1] == '.' ||
+                                           p[1] == 'i' || p[1] == 'n'))) {
+    /* numbers, including 1e-5, -inf and nan; validated where they are used */
+    t->kind = T_NUM;
+    t->text[n++] = *p++;
+    while (isalnum((unsigned char)*p) || *p == '.' ||
+           ((*p == '-' || *p == '+') && (p[-1] == 'e' || p[-1] == 'E'))) {
+      if (n + 1 >= sizeof t->text) fail(ps, "number too long");
+      t->text[n++] = *p++;
+    }
+    t->text[n] = 0;
+  } else if (*p == '$') {
+    t->kind = T_VAR;
+    p++;
+    while (isdigit((unsigned char)*p)) {
+      if (n + 1 >= sizeof t->text) fail(ps, "statement number too long");
+      t->text[n++] = *p++;
+    }
+    t->text[n] = 0;
+    if (n == 0) fail(ps, "'$' must be followed by a statement number, as in $3");
+  } else if (*p == '"') {
+    t->kind = T_STR;
+    p++;
+    while (*p != '"') {
+      if (!*p || *p == '\n') fail(ps, "unfinished string");
+      char c = *p++;
+      if (c == '\\') {
+        if (*p == 'x' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+          char hex[3] = {p[1], p[2], 0};
+          c = (char)strtol(hex, NULL, 16);
+          p += 3;
+        } else if (*p) {
+          c = *p++;
+        }
+      }
+      if (n + 1 >= sizeof t->text) fail(ps, "string too long");
+      t->text[n++] = c;
+    }
+    p++;
+    t->text[n] = 0;
+  } else if (*p == '-' && p[1] == '>') {
+    t->kind = T_PUNCT;
+    strcpy(t->text, "->");
+    p += 2;
+  } else if (strchr("<>*={}[](),:@", *p)) {
+    t->kind = T_PUNCT;
+    t->text[0] = *p++;
+    t->text[1] = 0;
+  } else {
+    fail(ps, "unexpected character '%c'", *p);
+  }
+  ps->p = p;
+}
+
+static bool is_punct(parser *ps, const char *s) {
+  return ps->tok.kind == T_PUNCT && strcmp(ps->tok.text, s) == 0;
+}
+
+static bool is_word(parser *ps, const char *s) {
+  return ps->tok.kind == T_IDENT && strcmp(ps->tok.text, s) == 0;
+}
+
+static void expect(parser *ps, const char *s, const char *context) {
+  if (!is_punct(ps, s) && !is_word(ps, s))
+    fail(ps, "expected '%s' %s, found %s", s, context, describe_tok(ps, &ps->tok));
+  next(ps);
+}
+
+static int64_t parse_int(parser *ps, const char *what) {
+  if (ps->tok.kind != T_NUM) fail(ps, "expected %s (an integer), found %s", what, describe_tok(ps, &ps->tok));
+  char *end;
+  errno = 0;
+  long long v = strtoll(ps->tok.text, &end, 10);
+  if (*end || errno) fail(ps, "bad integer '%s' for %s", ps->tok.text, what);
+  next(ps);
+  return v;
+}
+
+static int parse_small_int(parser *ps, const char *what, int lo, int hi) {
+  int line = ps->tok.line;
+  int64_t v = parse_int(ps, what);
+  if (v < lo || v > hi) perror_at(ps, line, "%s %lld is out of range (%d..%d)", what, (long long)v, lo, hi);
+  return (int)v;
+}
+
+/* a name: identifier or quoted string */
+static void parse_name(parser *ps, char *out, size_t len, const char *what) {
+  if (ps->tok.kind != T_IDENT && ps->tok.kind != T_STR)
+    fail(ps, "expected %s, found %s", what, describe_tok(ps, &ps->tok));
+  snprintf(out, len, "%s", ps->tok.text);
+  next(ps);
+}
+
+static ir_type parse_type_name(parser *ps) {
+  if (ps->tok.kind != T_IDENT) fail(ps, "expected a type (i32, f32, ...), found %s", describe_tok(ps, &ps->tok));
+  int t = ir_type_from_name(ps->tok.text);
+  if (t < 0) fail(ps, "unknown type '%s' (types: i1 i8 i16 i32 i64 u8 u16 u32 u64 f32 f64)", ps->tok.text);
+  next(ps);
+  return (ir_type)t;
+}
+
+/* ---- fields ---------------------------------------------------------------- */
+
+static int axis_from_letter(const char *s) {
+  static const char letters[] = "ijklmnop";
+  if (strlen(s) != 1) return -1;
+  const char *c = strchr(letters, s[0]);
+  return c && *c ? (int)(c - letters) : -1;
+}
+
+/* field -> 'field' NAME '<' type '>' {',' NAME '<' type '>'} {'dense' '[' axis ':' INT {',' ...} ']'} */
+static void parse_field(parser *ps) {
+  int line = ps->tok.line;
+  next(ps);
+  if (!ps->prog)
+    perror_at(ps, line, "field declarations need a program, and none was given to the parser");
+  char names[IR_MAX_INDICES][256];
+  ir_type types[IR_MAX_INDICES];
+  int nplaces = 0;
+  for (;;) {
+    if (nplaces == IR_MAX_INDICES) fail(ps, "at most %d fields in one declaration", IR_MAX_INDICES);
+    parse_name(ps, names[nplaces], sizeof names[0], "a field name");
+    for (int i = 0; i < ps->prog->nsnodes; i++) {
+      ir_snode *s = ps->prog->snodes[i];
+      if (s && s->kind == IR_SN_place && s->name && strcmp(s->name, names[nplaces]) == 0)
+        perror_at(ps, line, "field '%s' is declared twice", names[nplaces]);
+    }
+    expect(ps, "<", "before the field's type");
+    types[nplaces] = parse_type_name(ps);
+    expect(ps, ">", "after the field's type");
+    nplaces++;
+    if (!is_punct(ps, ",")) break;
+    next(ps);
+  }
+  char err[256];
+  ir_snode *node = ir_snode_root(ps->prog);
+  if (!node) perror_at(ps, line, "too many SNode trees");
+  ir_snode *root = node;
+  while (is_word(ps, "dense")) {
+    next(ps);
+    expect(ps, "[", "after 'dense'");
+    int axes[IR_MAX_INDICES];
+    int64_t shape[IR_MAX_INDICES];
+    int n = 0;
+    while (!is_punct(ps, "]")) {
+      if (n == IR_MAX_INDICES) fail(ps, "a dense level has at most %d axes", IR_MAX_INDICES);
+      if (ps->tok.kind != T_IDENT || axis_from_letter(ps->tok.text) < 0)
+        fail(ps, "expected an axis letter (i j k l m n o p), found %s", describe_tok(ps, &ps->tok));
+      axes[n] = axis_from_letter(ps->tok.text);
+      next(ps);
+      expect(ps, ":", "between an axis and its extent");
+      shape[n] = parse_int(ps, "an extent");
+      n++;
+      if (!is_punct(ps, ",")) break;
+      next(ps);
+    }
+    expect(ps, "]", "to close the dense axes");
+    node = ir_snode_dense(ps->prog, node, n, axes, shape, err, sizeof err);
+    if (!node) perror_at(ps, line, "%s", err);
+  }
+  for (int i = 0; i < nplaces; i++)
+    if (!ir_snode_place(ps->prog, node, types[i], names[i], err, sizeof err))
+      perror_at(ps, line, "%s", err);
+  if (!ir_snode_layout(ps->prog, root, err, sizeof err)) perror_at(ps, line, "%s", err);
+}
+
+/* A field reference: a name, or a label S<id> optionally followed by kind<type>. */
+static int parse_field_ref(parser *ps) {
+  if (ps->tok.kind != T_IDENT && ps->tok.kind != T_STR)
+    fail(ps, "expected a field (a name or S<id>), found %s", describe_tok(ps, &ps->tok));
+  const char *t = ps->tok.text;
+  ir_program *p = ps->prog;
+  if (ps->tok.kind == T_IDENT && t[0] == 'S' && isdigit((unsigned char)t[1])) {
+    char *end;
+    long id = strtol(t + 1, &end, 10);
+    if (id < 0 || id >= IR_MAX_SNODES) fail(ps, "SNode id %ld is out of range", id);
+    int line = ps->tok.line;
+    bool has_type = strcmp(end, "place") == 0;
+    if (*end && !has_type && strcmp(end, "dense") && strcmp(end, "root"))
+      fail(ps, "bad SNode label '%s' (write S<id> or S<id>place<type>)", t);
+    next(ps);
+    if (has_type) {
+      expect(ps, "<", "in an SNode label");
+      ir_type ty = parse_type_name(ps);
+      expect(ps, ">", "in an SNode label");
+      if (p && id < p->nsnodes && p->snodes[id] && p->snodes[id]->kind != IR_SN_place)
+        perror_at(ps, line, "S%ld is a %s, not a place", id, ir_snode_kind_name(p->snodes[id]->kind));
+      if (p && id < p->nsnodes && p->snodes[id] && p->snodes[id]->dtype != ty)
+        perror_at(ps, line, "S%ld holds %s, not %s", id, ir_type_name(p->snodes[id]->dtype),
+                  ir_type_name(ty));
+    }
+    if (p && (id >= p->nsnodes || !p->snodes[id]))
+      perror_at(ps, line, "no SNode S%ld in this program", id);
+    return (int)id;
+  }
+  int found = -1;
+  for (int i = 0; p && i < p->nsnodes; i++) {
+    ir_snode *s = p->snodes[i];
+    if (s && s->kind == IR_SN_place && s->name && strcmp(s->name, t) == 0) {
+      if (found >= 0) fail(ps, "field name '%s' is ambiguous (S%d and S%d); use the S<id> label", t, found, i);
+      found = i;
+    }
+  }
+  if (found < 0) fail(ps, "unknown field '%s' (declare it with `field %s <f32> dense [i:N]`)", t, t);
+  next(ps);
+  return found;
+}
+
+/* ---- statements --------------------------------------------------------------- */
+
+static ir_stmt *lookup(parser *ps, const char *digits, int line) {
+  long id = strtol(digits, NULL, 10);
+  if (id < 0 || id >= ps->nbyid || !ps->byid[id])
+    perror_at(ps, line, "$%s is used before it is defined", digits);
+  return ps->byid[id];
+}
+
+static ir_stmt *parse_ref(parser *ps, const char *what) {
+  if (ps->tok.kind != T_VAR) fail(ps, "expected %s (a $N value), found %s", what, describe_tok(ps, &ps->tok));
+  ir_stmt *s = lookup(ps, ps->tok.text, ps->tok.line);
+  next(ps);
+  return s;
+}
+
+static void define(parser *ps, ir_stmt *s, int line) {
+  if (s->id >= ps->nbyid) {
+    int n = ps->nbyid ? ps->nbyid : 64;
+    while (n <= s->id) n *= 2;
+    ir_stmt **b = realloc(ps->byid, sizeof(ir_stmt *) * (size_t)n);
+    if (!b) perror_at(ps, line, "out of memory");
+    memset(b + ps->nbyid, 0, sizeof(ir_stmt *) * (size_t)(n - ps->nbyid));
+    ps->byid = b;
+    ps->nbyid = n;
+  }
+  if (ps->byid[s->id]) perror_at(ps, line, "$%d is defined twice", s->id);
+  ps->byid[s->id] = s;
+  if (s->id > ps->max_id) ps->max_id = s->id;
+}
+
+static void parse_const(parser *ps, ir_stmt *s) {
+  const char *t = ps->tok.text;
+  if (ps->tok.kind != T_NUM && ps->tok.kind != T_IDENT)
+    fail(ps, "expected a constant value, found %s", describe_tok(ps, &ps->tok));
+  char *end;
+  errno = 0;
+  if (ir_type_is_float(s->type)) {
+    s->imm.fval = strtod(t, &end);
+    if (*end || end == t) fail(ps, "bad %s constant '%s'", ir_type_name(s->type), t);
+    /* an f32 constant holds an f32 value: 0.1 means the float nearest 0.1 */
+    if (s->type == IR_f32) s->imm.fval = (double)(float)s->imm.fval;
+  } else if (ir_type_is_int(s->type)) {
+    if (ps->tok.kind != T_NUM) fail(ps, "bad integer constant %s", describe_tok(ps, &ps->tok));
+    if (s->type == IR_u64 && t[0] != '-')
+      s->imm.ival = (int64_t)strtoull(t, &end, 10);
+    else
+      s->imm.ival = strtoll(t, &end, 10);
+    if (*end || errno) fail(ps, "bad %s constant '%s'", ir_type_name(s->type), t);
+  } else {
+    fail(ps, "a const needs a value type, as in <i32> $0 = const 4");
+  }
+  next(ps);
+}
+
+static void parse_bound(parser *ps, int64_t *v, int *gtmp) {
+  if (is_word(ps, "gtmp")) {
+    next(ps);
+    expect(ps, "[", "after gtmp");
+    *gtmp = parse_small_int(ps, "a gtmp offset", 0, 1 << 30);
+    expect(ps, "]", "after the gtmp offset");
+  } else {
+    *v = parse_int(ps, "a task bound");
+    *gtmp = -1;
+  }
+}
+
+/* loc -> '@' [file ':'] line */
+static void parse_loc(parser *ps, ir_stmt *s, int line) {
+  if (!is_punct(ps, "@") || ps->tok.line != line) return;
+  next(ps);
+  if (ps->tok.kind == T_IDENT || ps->tok.kind == T_STR) {
+    s->loc.file = ir_strdup(ps->k, ps->tok.text);
+    next(ps);
+    expect(ps, ":", "between file and line in a location");
+  }
+  s->loc.line = parse_small_int(ps, "a source line", 0, 1 << 30);
+}
+
+static void parse_block(parser *ps, ir_block *blk);
+
+/* stmt -> ['<' type ['*'] '>'] '$'N '=' op operands [loc] ['{' block '}' ['else' '{' block '}']] */
+static void parse_stmt(parser *ps, ir_block *blk) {
+  int line = ps->tok.line;
+  ir_type type = IR_void;
+  bool ptr = false;
+  if (is_punct(ps, "<")) {
+    next(ps);
+    type = parse_type_name(ps);
+    if (is_punct(ps, "*")) {
+      ptr = true;
+      next(ps);
+    }
+    expect(ps, ">", "after the statement type");
+  }
+  if (ps->tok.kind != T_VAR) fail(ps, "expected a statement ($N = ...), found %s", describe_tok(ps, &ps->tok));
+  long id = strtol(ps->tok.text, NULL, 10);
+  if (id >= MAX_ID) fail(ps, "statement number $%s is too large", ps->tok.text);
+  next(ps);
+  expect(ps, "=", "after the statement number");
+  if (ps->tok.kind != T_IDENT) fail(ps, "expected an operation name, found %s", describe_tok(ps, &ps->tok));
+  int op = ir_op_from_name(ps->tok.text);
+  if (op < 0) fail(ps, "unknown operation '%s'", ps->tok.text);
+  next(ps);
+  bool wants_ptr = op == IR_global_ptr || op == IR_global_tmp;
+  if (ptr != wants_ptr)
+    perror_at(ps, line, wants_ptr ? "%s gives a pointer: write its type as <T*>"
+                                  : "only global_ptr and global_tmp have a pointer type <T*> (not %s)",
+              ir_op_name(op));
+
+  ir_stmt *s = ir_new(ps->k, op, type, 0, NULL);
+  s->id = (int)id;
+  s->loc.line = 0;
+  unsigned flags = ir_op_flags(op);
+  switch (op) {
+  case IR_const:
+    parse_const(ps, s);
+    break;
+  case IR_arg:
+    s->aux = parse_small_int(ps, "an argument number", 0, 15);
+    break;
+  case IR_global_tmp:
+    s->aux = parse_small_int(ps, "a gtmp offset", 0, 1 << 30);
+    break;
+  case IR_global_ptr:
+    s->aux = parse_field_ref(ps);
+    expect(ps, "[", "before the indices");
+    while (!is_punct(ps, "]")) {
+      if (s->nops == IR_MAX_INDICES) fail(ps, "at most %d indices", IR_MAX_INDICES);
+      s->ops[s->nops++] = parse_ref(ps, "an index");
+      if (!is_punct(ps, ",")) break;
+      next(ps);
+    }
+    expect(ps, "]", "after the indices");
+    break;
+  case IR_check_index:
+    s->ops[s->nops++] = parse_ref(ps, "the index to check");
+    s->aux = parse_field_ref(ps);
+    expect(ps, "axis", "in check_index (as in: check_index $3 x axis 0)");
+    s->imm.ival = parse_small_int(ps, "an axis", 0, IR_MAX_INDICES - 1);
+    break;
+  case IR_loop_index:
+    s->loop = parse_ref(ps, "the loop");
+    if (s->loop->op != IR_range_for && s->loop->op != IR_task_range_for)
+      perror_at(ps, line, "loop_index reads a range_for or task_range_for, and $%d is a %s",
+                s->loop->id, ir_op_name(s->loop->op));
+    break;
+  case IR_task_range_for:
+    parse_bound(ps, &s->range.begin, &s->range.begin_gtmp);
+    parse_bound(ps, &s->range.end, &s->range.end_gtmp);
+    if (is_word(ps, "block_dim")) {
+      next(ps);
+      expect(ps, "=", "after block_dim");
+      s->range.block_dim = parse_small_int(ps, "block_dim", 0, 1 << 30);
+    }
+    break;
+  case IR_return:
+    /* the value is optional for a kernel without a result */
+    if (ps->tok.kind == T_VAR && ps->tok.line == line) s->ops[s->nops++] = parse_ref(ps, "the value");
+    break;
+  default: {
+    int n = ir_op_nops(op);
+    for (int i = 0; i < n; i++) s->ops[s->nops++] = parse_ref(ps, "an operand");
+    break;
+  }
+  }
+  define(ps, s, line);
+  ir_append(blk, s);
+  parse_loc(ps, s, line);
+  if (flags & IR_BLOCKS) {
+    if (!is_punct(ps, "{") || ps->tok.line != line)
+      perror_at(ps, line, "%s needs its body: '{' at the end of its line", ir_op_name(op));
+    next(ps);
+    parse_loc(ps, s, line);
+    s->blocks[0] = ir_block_new(ps->k, s);
+    parse_block(ps, s->blocks[0]);
+    expect(ps, "}", "to close the block");
+    if (op == IR_if && is_word(ps, "else")) {
+      next(ps);
+      expect(ps, "{", "after else");
+      s->blocks[1] = ir_block_new(ps->k, s);
+      parse_block(ps, s->blocks[1]);
+      expect(ps, "}", "to close the else block");
+    }
+  } else if (ps->tok.kind != T_EOF && ps->tok.line == line) {
+    fail(ps, "unexpected %s after the %s statement", describe_tok(ps, &ps->tok), ir_op_name(op));
+  }
+}
+
+static void parse_block(parser *ps, ir_block *blk) {
+  while (!is_punct(ps, "}")) {
+    if (ps->tok.kind == T_EOF) fail(ps, "missing '}' at the end of the text");
+    parse_stmt(ps, blk);
+  }
+}
+
+/* kernel -> 'kernel' NAME '(' [type [NAME] {',' type [NAME]}] ')' ['->' type] {attr} '{' block '}' */
+static void parse_kernel(parser *ps) {
+  expect(ps, "kernel", "to start the kernel");
+  char name[256];
+  parse_name(ps, name, sizeof name, "the kernel's name");
+  ir_kernel *k = ps->k = ir_kernel_new(name, ps->prog);
+  expect(ps, "(", "before the arguments");
+  while (!is_punct(ps, ")")) {
+    if (k->nargs == 16) fail(ps, "at most 16 arguments");
+    k->arg_types[k->nargs] = parse_type_name(ps);
+    if (ps->tok.kind == T_IDENT || ps->tok.kind == T_STR) {
+      k->arg_names[k->nargs] = ir_strdup(k, ps->tok.text);
+      next(ps);
+    }
+    k->nargs++;
+    if (!is_punct(ps, ",")) break;
+    next(ps);
+  }
+  expect(ps, ")", "after the arguments");
+  if (is_punct(ps, "->")) {
+    next(ps);
+    k->ret_type = parse_type_name(ps);
+  }
+  for (;;) {
+    if (is_word(ps, "offloaded")) {
+      k->offloaded = true;
+      next(ps);
+    } else if (is_word(ps, "debug")) {
+      k->debug = true;
+      next(ps);
+    } else if (is_word(ps, "gtmp")) {
+      next(ps);
+      expect(ps, "=", "after gtmp");
+      k->gtmp_size = parse_small_int(ps, "gtmp size", 0, 1 << 30);
+    } else {
+      break;
+    }
+  }
+  expect(ps, "{", "to open the kernel body");
+  parse_block(ps, k->body);
+  expect(ps, "}", "to close the kernel");
+  if (ps->tok.kind != T_EOF)
+    fail(ps, "unexpected %s after the kernel (one kernel per text)", describe_tok(ps, &ps->tok));
+  k->next_id = ps->max_id + 1;
+}
+
+ir_kernel *ir_parse(const char *text, ir_program *prog, char *err, size_t errlen) {
+  /* on the heap, so that what the parse changes survives the longjmp */
+  parser *ps = calloc(1, sizeof(parser));
+  if (!ps) {
+    snprintf(err, errlen, "line 1: out of memory");
+    return NULL;
+  }
+  ps->src = ps->p = text ? text : "";
+  ps->line = 1;
+  ps->prog = prog;
+  ps->err = err;
+  ps->errlen = errlen;
+  ps->max_id = -1;
+  if (setjmp(ps->jb)) {
+    ir_kernel_free(ps->k);
+    free(ps->byid);
+    free(ps);
+    return NULL;
+  }
+  next(ps);
+  while (is_word(ps, "field")) parse_field(ps);
+  if (ps->tok.kind == T_EOF) fail(ps, "no kernel in the text");
+  parse_kernel(ps);
+  ir_kernel *k = ps->k;
+  free(ps->byid);
+  free(ps);
+  return k;
+}

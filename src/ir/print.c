@@ -1,0 +1,310 @@
+/*
+** print.c -- the IR text form (docs/ir.md). Its output is valid input for
+** parse.c and prints back identically, so passes can be tested from text.
+*/
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "snode.h"
+
+typedef struct {
+  char *buf;
+  size_t len, cap;
+  unsigned flags;
+  ir_kernel *k;
+} out;
+
+static void put(out *o, const char *fmt, ...) {
+  va_list ap;
+  for (;;) {
+    va_start(ap, fmt);
+    int n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < o->cap - o->len) {
+      o->len += (size_t)n;
+      return;
+    }
+    size_t cap = o->cap * 2 + (size_t)n;
+    char *b = realloc(o->buf, cap);
+    if (!b) {
+      fprintf(stderr, "lattice: out of memory printing IR\n");
+      abort();
+    }
+    o->buf = b;
+    o->cap = cap;
+  }
+}
+
+/* A plain identifier prints as is; anything else is quoted. */
+static bool is_ident(const char *s) {
+  if (!s || !(isalpha((unsigned char)*s) || *s == '_')) return false;
+  for (; *s; s++)
+    if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '.')) return false;
+  return true;
+}
+
+static void put_name(out *o, const char *s) {
+  if (is_ident(s)) {
+    put(o, "%s", s);
+    return;
+  }
+  put(o, "\"");
+  for (; s && *s; s++) {
+    if (*s == '"' || *s == '\\')
+      put(o, "\\%c", *s);
+    else if ((unsigned char)*s < 32)
+      put(o, "\\x%02x", (unsigned char)*s);
+    else
+      put(o, "%c", *s);
+  }
+  put(o, "\"");
+}
+
+/* The shortest decimal text that reads back as exactly v (as an f32 when
+** single, since the parser rounds f32 constants to f32). */
+static void format_float(char *buf, size_t len, double v, bool single) {
+  if (isnan(v)) {
+    snprintf(buf, len, "nan");
+    return;
+  }
+  if (isinf(v)) {
+    snprintf(buf, len, v < 0 ? "-inf" : "inf");
+    return;
+  }
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(buf, len, "%.*g", prec, v);
+    double back = strtod(buf, NULL);
+    if (single ? (float)back == (float)v : back == v) break;
+  }
+  /* keep a float looking like one: 1 -> 1.0 */
+  if (!strpbrk(buf, ".eEn")) {
+    size_t n = strlen(buf);
+    if (n + 2 < len) memcpy(buf + n, ".0", 3);
+  }
+}
+
+/* A field prints by its name when that name finds it unambiguously. */
+static void put_field(out *o, int id) {
+  ir_program *p = o->k->prog;
+  if (!p || id < 0 || id >= p->nsnodes || !p->snodes[id]) {
+    put(o, "S%d", id);
+    return;
+  }
+  const ir_snode *s = p->snodes[id];
+  bool unique = s->name && is_ident(s->name) &&
+                !(s->name[0] == 'S' && isdigit((unsigned char)s->name[1]));
+  for (int i = 0; unique && i < p->nsnodes; i++)
+    if (i != id && p->snodes[i] && p->snodes[i]->kind == IR_SN_place && p->snodes[i]->name &&
+        strcmp(p->snodes[i]->name, s->name) == 0)
+      unique = false;
+  if (unique) {
+    put(o, "%s", s->name);
+  } else {
+    char lab[64];
+    put(o, "%s", ir_snode_label(s, lab, sizeof lab));
+  }
+}
+
+static void put_const(out *o, const ir_stmt *s) {
+  if (ir_type_is_float(s->type)) {
+    char b[64];
+    format_float(b, sizeof b, s->imm.fval, s->type == IR_f32);
+    put(o, " %s", b);
+  } else if (s->type == IR_u64) {
+    put(o, " %llu", (unsigned long long)s->imm.ival);
+  } else {
+    put(o, " %lld", (long long)s->imm.ival);
+  }
+}
+
+static void put_bound(out *o, int64_t v, int gtmp) {
+  if (gtmp >= 0)
+    put(o, " gtmp[%d]", gtmp);
+  else
+    put(o, " %lld", (long long)v);
+}
+
+static void put_ref(out *o, const ir_stmt *s) {
+  if (s)
+    put(o, "$%d", s->id);
+  else
+    put(o, "$?"); /* only in broken IR; the parser rejects it */
+}
+
+static void print_block(out *o, const ir_block *blk, int depth);
+
+/* "  @file:line" when asked for; the parser reads it back into loc. */
+static void put_loc(out *o, const ir_stmt *s) {
+  if (!(o->flags & IR_PRINT_LOC) || s->loc.line <= 0) return;
+  put(o, "  @");
+  if (s->loc.file) {
+    put_name(o, s->loc.file);
+    put(o, ":");
+  }
+  put(o, "%d", s->loc.line);
+}
+
+static void print_stmt(out *o, const ir_stmt *s, int depth) {
+  put(o, "%*s", 2 * depth, "");
+  if (s->type != IR_void || s->op == IR_global_ptr || s->op == IR_global_tmp) {
+    bool ptr = s->op == IR_global_ptr || s->op == IR_global_tmp;
+    put(o, "<%s%s> ", ir_type_name(s->type), ptr ? "*" : "");
+  }
+  put(o, "$%d = %s", s->id, ir_op_name(s->op));
+  switch (s->op) {
+  case IR_const:
+    put_const(o, s);
+    break;
+  case IR_arg:
+    put(o, " %d", s->aux);
+    break;
+  case IR_global_ptr:
+    put(o, " ");
+    put_field(o, s->aux);
+    put(o, " [");
+    for (int i = 0; i < s->nops; i++) {
+      if (i) put(o, ", ");
+      put_ref(o, s->ops[i]);
+    }
+    put(o, "]");
+    break;
+  case IR_global_tmp:
+    put(o, " %d", s->aux);
+    break;
+  case IR_check_index:
+    for (int i = 0; i < s->nops; i++) {
+      put(o, " ");
+      put_ref(o, s->ops[i]);
+    }
+    put(o, " ");
+    put_field(o, s->aux);
+    put(o, " axis %lld", (long long)s->imm.ival);
+    break;
+  case IR_loop_index:
+    put(o, " ");
+    put_ref(o, s->loop);
+    break;
+  case IR_task_range_for:
+    put_bound(o, s->range.begin, s->range.begin_gtmp);
+    put_bound(o, s->range.end, s->range.end_gtmp);
+    put(o, " block_dim=%d", s->range.block_dim);
+    break;
+  default:
+    for (int i = 0; i < s->nops; i++) {
+      put(o, " ");
+      put_ref(o, s->ops[i]);
+    }
+    break;
+  }
+  if (ir_op_flags(s->op) & IR_BLOCKS) {
+    put(o, " {");
+    put_loc(o, s);
+    put(o, "\n");
+    if (s->blocks[0]) print_block(o, s->blocks[0], depth + 1);
+    if (s->blocks[1]) {
+      put(o, "%*s} else {\n", 2 * depth, "");
+      print_block(o, s->blocks[1], depth + 1);
+    }
+    put(o, "%*s}\n", 2 * depth, "");
+    return;
+  }
+  put_loc(o, s);
+  put(o, "\n");
+}
+
+static void print_block(out *o, const ir_block *blk, int depth) {
+  for (const ir_stmt *s = blk->first; s; s = s->next) print_stmt(o, s, depth);
+}
+
+/* ---- field declarations (IR_PRINT_FIELDS) ---------------------------------- */
+
+typedef struct {
+  ir_program *p;
+  bool *used; /* per tree */
+} tree_marks;
+
+static void mark_use(ir_stmt *s, void *ud) {
+  tree_marks *m = ud;
+  if ((s->op == IR_global_ptr || s->op == IR_check_index) && s->aux >= 0 &&
+      s->aux < m->p->nsnodes && m->p->snodes[s->aux])
+    m->used[m->p->snodes[s->aux]->tree] = true;
+}
+
+/* A tree prints as one declaration when it is a chain of dense levels with
+** places, named uniquely, under the last one; otherwise a comment says so. */
+static void put_tree(out *o, const ir_tree *t) {
+  const ir_snode *n = t->root;
+  const ir_snode *levels[64];
+  int nlev = 0;
+  while (n->nchildren == 1 && n->children[0]->kind == IR_SN_dense && nlev < 64)
+    n = levels[nlev++] = n->children[0];
+  bool ok = n->nchildren > 0;
+  for (int c = 0; ok && c < n->nchildren; c++) {
+    const ir_snode *pl = n->children[c];
+    ok = pl->kind == IR_SN_place && is_ident(pl->name) &&
+         !(pl->name[0] == 'S' && isdigit((unsigned char)pl->name[1]));
+    for (int i = 0; ok && i < o->k->prog->nsnodes; i++) {
+      const ir_snode *q = o->k->prog->snodes[i];
+      ok = !q || q == pl || q->kind != IR_SN_place || !q->name || strcmp(q->name, pl->name) != 0;
+    }
+  }
+  if (!ok) {
+    put(o, "# S%d: this tree has no `field` declaration form\n", t->root->id);
+    return;
+  }
+  put(o, "field ");
+  for (int c = 0; c < n->nchildren; c++)
+    put(o, "%s%s <%s>", c ? ", " : "", n->children[c]->name, ir_type_name(n->children[c]->dtype));
+  for (int l = 0; l < nlev; l++) {
+    put(o, " dense [");
+    for (int a = 0; a < levels[l]->naxes; a++)
+      put(o, "%s%c:%lld", a ? ", " : "", "ijklmnop"[levels[l]->axes[a]], (long long)levels[l]->shape[a]);
+    put(o, "]");
+  }
+  put(o, "\n");
+}
+
+static void put_fields(out *o) {
+  ir_program *p = o->k->prog;
+  if (!p || p->ntrees == 0) return;
+  bool used[IR_MAX_TREES] = {false};
+  tree_marks m = {p, used};
+  ir_walk(o->k->body, mark_use, &m);
+  for (int t = 0; t < p->ntrees; t++)
+    if (used[t] && p->trees[t].root) put_tree(o, &p->trees[t]);
+}
+
+char *ir_print_ex(ir_kernel *k, unsigned flags) {
+  out o = {malloc(256), 0, 256, flags, k};
+  if (!o.buf) abort();
+  o.buf[0] = 0;
+  if (flags & IR_PRINT_FIELDS) put_fields(&o);
+  put(&o, "kernel ");
+  put_name(&o, k->name ? k->name : "kernel");
+  put(&o, "(");
+  for (int i = 0; i < k->nargs; i++) {
+    if (i) put(&o, ", ");
+    put(&o, "%s", ir_type_name(k->arg_types[i]));
+    if (k->arg_names[i]) {
+      put(&o, " ");
+      put_name(&o, k->arg_names[i]);
+    }
+  }
+  put(&o, ")");
+  if (k->ret_type != IR_void) put(&o, " -> %s", ir_type_name(k->ret_type));
+  if (k->offloaded) put(&o, " offloaded");
+  if (k->debug) put(&o, " debug");
+  if (k->gtmp_size) put(&o, " gtmp=%d", k->gtmp_size);
+  put(&o, " {\n");
+  print_block(&o, k->body, 1);
+  put(&o, "}\n");
+  return o.buf;
+}
+
+char *ir_print(ir_kernel *k) { return ir_print_ex(k, 0); }

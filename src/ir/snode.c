@@ -1,0 +1,325 @@
+/*
+** snode.c -- SNode trees: building with validation, layout (cell sizes,
+** component offsets, per-axis strides) and the host-side address formula.
+*/
+#include "snode.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest extent of one virtual index: indices are i32 in kernels. */
+#define MAX_EXTENT ((int64_t)1 << 31)
+#define MAX_DEPTH 32
+
+static const char *axis_letters = "ijklmnop";
+
+static const char *const kind_names[IR_SN_NUM_KINDS] = {
+#define K(name) #name,
+    IR_SNODE_KINDS(K)
+#undef K
+};
+
+const char *ir_snode_kind_name(ir_snode_kind k) {
+  return (unsigned)k < IR_SN_NUM_KINDS ? kind_names[k] : "?";
+}
+
+const char *ir_snode_label(const ir_snode *s, char *buf, size_t len) {
+  if (!s)
+    snprintf(buf, len, "S?");
+  else if (s->kind == IR_SN_place)
+    snprintf(buf, len, "S%dplace<%s>", s->id, ir_type_name(s->dtype));
+  else
+    snprintf(buf, len, "S%d%s", s->id, ir_snode_kind_name(s->kind));
+  return buf;
+}
+
+ir_program *ir_program_new(void) {
+  ir_program *p = calloc(1, sizeof(ir_program));
+  if (!p) {
+    fprintf(stderr, "lattice: out of memory\n");
+    abort();
+  }
+  return p;
+}
+
+void ir_program_free(ir_program *p) {
+  if (!p) return;
+  for (int i = 0; i < p->nsnodes; i++) {
+    ir_snode *s = p->snodes[i];
+    if (!s) continue;
+    free(s->children);
+    free((char *)s->name);
+    free(s);
+  }
+  free(p);
+}
+
+/* Allocates a node and links it under parent (NULL for a root). */
+static ir_snode *new_node(ir_program *p, ir_snode_kind kind, ir_snode *parent) {
+  if (p->nsnodes >= IR_MAX_SNODES) return NULL;
+  ir_snode *s = calloc(1, sizeof(ir_snode));
+  if (!s) return NULL;
+  if (parent) {
+    ir_snode **c = realloc(parent->children, sizeof(ir_snode *) * (size_t)(parent->nchildren + 1));
+    if (!c) {
+      free(s);
+      return NULL;
+    }
+    parent->children = c;
+    c[parent->nchildren++] = s;
+    s->tree = parent->tree;
+    /* the index view starts as the parent's */
+    s->nidx = parent->nidx;
+    memcpy(s->physical_index_position, parent->physical_index_position,
+           sizeof s->physical_index_position);
+    memcpy(s->total_shape, parent->total_shape, sizeof s->total_shape);
+  }
+  s->id = p->nsnodes;
+  s->kind = kind;
+  s->parent = parent;
+  s->num_cells = 1;
+  s->dtype = IR_void;
+  p->snodes[p->nsnodes++] = s;
+  return s;
+}
+
+ir_snode *ir_snode_root(ir_program *p) {
+  if (p->ntrees >= IR_MAX_TREES) return NULL;
+  ir_snode *s = new_node(p, IR_SN_root, NULL);
+  if (!s) return NULL;
+  s->tree = p->ntrees++;
+  p->trees[s->tree].root = s;
+  p->trees[s->tree].bytes = 0;
+  p->trees[s->tree].materialized = false;
+  return s;
+}
+
+/* Common checks for a new child of parent; false with err written if bad. */
+static bool check_parent(ir_program *p, ir_snode *parent, const char *what, char *err,
+                         size_t errlen) {
+  char lab[64];
+  if (!parent) {
+    snprintf(err, errlen, "%s needs a parent SNode (got none)", what);
+    return false;
+  }
+  ir_snode_label(parent, lab, sizeof lab);
+  if (parent->kind == IR_SN_place) {
+    snprintf(err, errlen, "%s: a place holds one value and can have no children; add the %s to its parent instead",
+             lab, what);
+    return false;
+  }
+  if (p->trees[parent->tree].materialized) {
+    snprintf(err, errlen, "%s: its tree is already materialised (a kernel used it); build a new tree with a new root",
+             lab);
+    return false;
+  }
+  if (p->nsnodes >= IR_MAX_SNODES) {
+    snprintf(err, errlen, "%s: too many SNodes (at most %d)", lab, IR_MAX_SNODES);
+    return false;
+  }
+  int depth = 0;
+  for (ir_snode *s = parent; s; s = s->parent) depth++;
+  if (depth >= MAX_DEPTH) {
+    snprintf(err, errlen, "%s: trees are at most %d levels deep", lab, MAX_DEPTH);
+    return false;
+  }
+  return true;
+}
+
+ir_snode *ir_snode_dense(ir_program *p, ir_snode *parent, int naxes, const int *axes,
+                         const int64_t *shape, char *err, size_t errlen) {
+  if (!check_parent(p, parent, "dense", err, errlen)) return NULL;
+  char lab[64];
+  ir_snode_label(parent, lab, sizeof lab);
+  if (naxes < 1 || naxes > IR_MAX_INDICES) {
+    snprintf(err, errlen, "dense under %s: %d axes given; a level splits 1 to %d axes", lab, naxes,
+             IR_MAX_INDICES);
+    return NULL;
+  }
+  int64_t total[IR_MAX_INDICES];
+  bool used[IR_MAX_INDICES] = {false};
+  for (int i = 0; i < IR_MAX_INDICES; i++) total[i] = 1;
+  /* extents of the axes above, from the parent's index view */
+  for (int v = 0; v < parent->nidx; v++) {
+    used[parent->physical_index_position[v]] = true;
+    total[parent->physical_index_position[v]] = parent->total_shape[v];
+  }
+  bool here[IR_MAX_INDICES] = {false};
+  for (int k = 0; k < naxes; k++) {
+    int a = axes[k];
+    if (a < 0 || a >= IR_MAX_INDICES) {
+      snprintf(err, errlen, "dense under %s: axis %d is out of range (axes are 0..%d, i.e. i..p)",
+               lab, a, IR_MAX_INDICES - 1);
+      return NULL;
+    }
+    if (here[a]) {
+      snprintf(err, errlen, "dense under %s: axis %c is listed twice in one level; list each axis once",
+               lab, axis_letters[a]);
+      return NULL;
+    }
+    here[a] = true;
+    if (shape[k] <= 0) {
+      snprintf(err, errlen, "dense under %s: extent %lld along axis %c; extents must be > 0", lab,
+               (long long)shape[k], axis_letters[a]);
+      return NULL;
+    }
+    if (shape[k] >= MAX_EXTENT || total[a] * shape[k] >= MAX_EXTENT) {
+      snprintf(err, errlen,
+               "dense under %s: the total extent along axis %c would be %lld x %lld; "
+               "an index must stay below 2^31",
+               lab, axis_letters[a], (long long)total[a], (long long)shape[k]);
+      return NULL;
+    }
+  }
+  ir_snode *s = new_node(p, IR_SN_dense, parent);
+  if (!s) {
+    snprintf(err, errlen, "dense under %s: out of memory", lab);
+    return NULL;
+  }
+  s->naxes = naxes;
+  s->num_cells = 1;
+  for (int k = 0; k < naxes; k++) {
+    s->axes[k] = axes[k];
+    s->shape[k] = shape[k];
+    s->num_cells *= shape[k];
+    total[axes[k]] *= shape[k];
+    used[axes[k]] = true;
+  }
+  /* virtual indices: the used physical axes in increasing order */
+  s->nidx = 0;
+  for (int a = 0; a < IR_MAX_INDICES; a++) {
+    if (!used[a]) continue;
+    s->physical_index_position[s->nidx] = a;
+    s->total_shape[s->nidx] = total[a];
+    s->nidx++;
+  }
+  return s;
+}
+
+ir_snode *ir_snode_place(ir_program *p, ir_snode *parent, ir_type t, const char *name, char *err,
+                         size_t errlen) {
+  if (!check_parent(p, parent, "place", err, errlen)) return NULL;
+  if (t == IR_void || (unsigned)t >= IR_NUM_TYPES) {
+    char lab[64];
+    snprintf(err, errlen, "place under %s: a field needs a value type (i8..u64, f32, f64, i1)",
+             ir_snode_label(parent, lab, sizeof lab));
+    return NULL;
+  }
+  char *copy = NULL;
+  if (name) {
+    copy = strdup(name);
+    if (!copy) return NULL;
+  }
+  ir_snode *s = new_node(p, IR_SN_place, parent);
+  if (!s) {
+    free(copy);
+    snprintf(err, errlen, "place: out of memory");
+    return NULL;
+  }
+  s->dtype = t;
+  s->name = copy;
+  return s;
+}
+
+/* ---- layout -------------------------------------------------------------------- */
+
+static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+static int64_t type_bytes(ir_type t) {
+  int bits = ir_type_bits(t);
+  return bits <= 8 ? 1 : bits / 8;
+}
+
+/* Lays out the subtree of s bottom-up: below, cell_bytes, container_bytes, the
+** children's offsets. *align gets the container's alignment. */
+static bool layout_node(ir_snode *s, int64_t *align, char *err, size_t errlen) {
+  char lab[64];
+  ir_snode_label(s, lab, sizeof lab);
+  for (int a = 0; a < IR_MAX_INDICES; a++) s->below[a] = 1;
+  if (s->kind == IR_SN_place) {
+    s->cell_bytes = s->container_bytes = type_bytes(s->dtype);
+    *align = s->cell_bytes;
+    return true;
+  }
+  bool used[IR_MAX_INDICES] = {false};
+  for (int v = 0; v < s->nidx; v++) used[s->physical_index_position[v]] = true;
+
+  int64_t cur = 0, cell_align = 1;
+  bool have[IR_MAX_INDICES] = {false};
+  for (int c = 0; c < s->nchildren; c++) {
+    ir_snode *ch = s->children[c];
+    int64_t ca = 1;
+    if (!layout_node(ch, &ca, err, errlen)) return false;
+    /* what the child splits along each axis, itself included */
+    for (int a = 0; a < IR_MAX_INDICES; a++) {
+      int64_t sub = ch->below[a];
+      for (int k = 0; k < ch->naxes; k++)
+        if (ch->axes[k] == a) sub *= ch->shape[k];
+      if (!have[a]) {
+        s->below[a] = sub;
+        have[a] = true;
+      } else if (s->below[a] != sub && used[a]) {
+        /* an index along a cannot be split one way for one child and another
+        ** way for the next: the level's cell coordinate would be ambiguous */
+        char clab[64];
+        ir_snode_label(ch, clab, sizeof clab);
+        snprintf(err, errlen,
+                 "%s: its children split axis %c differently (%lld cells below one, %lld below %s); "
+                 "every branch under a level must have the same extent along the axes above it",
+                 lab, axis_letters[a], (long long)s->below[a], (long long)sub, clab);
+        return false;
+      }
+    }
+    cur = align_up(cur, ca);
+    ch->offset = cur;
+    cur += ch->container_bytes;
+    if (ca > cell_align) cell_align = ca;
+  }
+  for (int a = 0; a < IR_MAX_INDICES; a++)
+    if (!used[a]) s->below[a] = 1;
+  s->cell_bytes = align_up(cur, cell_align);
+  if (s->cell_bytes > 0 && s->num_cells > INT64_MAX / 4 / s->cell_bytes) {
+    snprintf(err, errlen, "%s: %lld cells of %lld bytes do not fit in memory", lab,
+             (long long)s->num_cells, (long long)s->cell_bytes);
+    return false;
+  }
+  s->container_bytes = s->num_cells * s->cell_bytes;
+  *align = cell_align;
+  return true;
+}
+
+bool ir_snode_layout(ir_program *p, ir_snode *root, char *err, size_t errlen) {
+  if (!root || root->kind != IR_SN_root) {
+    snprintf(err, errlen, "ir_snode_layout needs the root of a tree");
+    return false;
+  }
+  int64_t align = 1;
+  if (!layout_node(root, &align, err, errlen)) return false;
+  root->offset = 0;
+  p->trees[root->tree].bytes = root->container_bytes;
+  p->trees[root->tree].materialized = true;
+  return true;
+}
+
+int64_t ir_snode_offset(const ir_snode *place, const int64_t *idx) {
+  int64_t phys[IR_MAX_INDICES] = {0};
+  for (int v = 0; v < place->nidx; v++) phys[place->physical_index_position[v]] = idx[v];
+  /* path from the root down to place */
+  const ir_snode *path[MAX_DEPTH + 1];
+  int n = 0;
+  for (const ir_snode *s = place; s && n <= MAX_DEPTH; s = s->parent) path[n++] = s;
+  int64_t off = 0;
+  for (int i = n - 1; i >= 0; i--) {
+    const ir_snode *s = path[i];
+    off += s->offset;
+    if (s->kind != IR_SN_dense) continue;
+    int64_t cell = 0;
+    for (int k = 0; k < s->naxes; k++) {
+      int a = s->axes[k];
+      cell = cell * s->shape[k] + (phys[a] / s->below[a]) % s->shape[k];
+    }
+    off += cell * s->cell_bytes;
+  }
+  return off;
+}

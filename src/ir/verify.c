@@ -1,0 +1,399 @@
+/*
+** verify.c -- the IR checker run between passes: structure (links, block
+** owners, tasks), operand counts, operand visibility in the hierarchical IR,
+** loop and jump placement, and types (the always-true rules by default, the
+** post-typecheck rules with IR_VERIFY_TYPES).
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+#include "snode.h"
+
+typedef struct {
+  ir_kernel *k;
+  unsigned flags;
+  char *err;
+  size_t errlen;
+  bool failed;
+  /* visibility: the statements defined so far along the current path, as a
+  ** stack; pos maps a statement to its slot (valid while stack[pos] == s) */
+  const ir_stmt **stack;
+  int sp, cap;
+  const ir_stmt **keys;
+  int *pos;
+  size_t hcap;
+  int *ids;
+  int nids, idcap;
+} verifier;
+
+/* Records the first error, naming the statement ("$5 = add: ..."). */
+static void bad(verifier *v, const ir_stmt *s, const char *fmt, ...) {
+  if (v->failed) return;
+  v->failed = true;
+  char msg[600], where[200] = "";
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (s && s->loc.line > 0 && s->loc.file)
+    snprintf(where, sizeof where, " (%s:%d)", s->loc.file, s->loc.line);
+  else if (s && s->loc.line > 0)
+    snprintf(where, sizeof where, " (line %d)", s->loc.line);
+  if (s)
+    snprintf(v->err, v->errlen, "kernel %s: $%d = %s%s: %s", v->k->name, s->id, ir_op_name(s->op),
+             where, msg);
+  else
+    snprintf(v->err, v->errlen, "kernel %s: %s", v->k->name, msg);
+}
+
+static void *grow(void *p, size_t n, size_t size) {
+  void *q = realloc(p, n * size);
+  if (!q) {
+    fprintf(stderr, "lattice: out of memory in the verifier\n");
+    abort();
+  }
+  return q;
+}
+
+static size_t hslot(const verifier *v, const ir_stmt *s) {
+  uintptr_t x = (uintptr_t)s;
+  x ^= x >> 17;
+  x *= 0x9E3779B97F4A7C15ull;
+  size_t i = (size_t)(x >> 7) & (v->hcap - 1);
+  while (v->keys[i] && v->keys[i] != s) i = (i + 1) & (v->hcap - 1);
+  return i;
+}
+
+static void push_visible(verifier *v, const ir_stmt *s) {
+  if (v->sp == v->cap) {
+    v->cap = v->cap ? 2 * v->cap : 64;
+    v->stack = grow(v->stack, (size_t)v->cap, sizeof *v->stack);
+  }
+  size_t i = hslot(v, s);
+  v->keys[i] = s;
+  v->pos[i] = v->sp;
+  v->stack[v->sp++] = s;
+}
+
+static bool visible(const verifier *v, const ir_stmt *s) {
+  size_t i = hslot(v, s);
+  if (v->keys[i] != s) return false;
+  return v->pos[i] < v->sp && v->stack[v->pos[i]] == s;
+}
+
+static bool is_float_op(ir_op op) {
+  switch (op) {
+  case IR_div: case IR_pow: case IR_atan2: case IR_sqrt: case IR_sin: case IR_cos: case IR_tan:
+  case IR_asin: case IR_acos: case IR_atan: case IR_exp: case IR_log: case IR_floor:
+  case IR_ceil: case IR_round: case IR_trunc:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static bool is_cmp(ir_op op) { return op >= IR_cmp_lt && op <= IR_cmp_ne; }
+static bool is_binary_arith(ir_op op) { return op >= IR_add && op <= IR_shr; }
+static bool is_unary_arith(ir_op op) { return op >= IR_neg && op <= IR_trunc; }
+
+/* The innermost statement of kind while/range_for enclosing s, stopping at tasks. */
+static const ir_stmt *enclosing_loop(const ir_stmt *s) {
+  for (const ir_block *b = s->parent; b && b->owner; b = b->owner->parent) {
+    ir_op op = b->owner->op;
+    if (op == IR_while || op == IR_range_for) return b->owner;
+    if (ir_op_flags(op) & IR_TASK) return NULL;
+  }
+  return NULL;
+}
+
+static bool encloses(const ir_stmt *outer, const ir_stmt *s) {
+  for (const ir_block *b = s->parent; b && b->owner; b = b->owner->parent)
+    if (b->owner == outer) return true;
+  return false;
+}
+
+static const ir_snode *place_of(verifier *v, const ir_stmt *s) {
+  ir_program *p = v->k->prog;
+  if (!p) return NULL;
+  if (s->aux < 0 || s->aux >= p->nsnodes || !p->snodes[s->aux]) {
+    bad(v, s, "S%d is not an SNode of this program", s->aux);
+    return NULL;
+  }
+  const ir_snode *n = p->snodes[s->aux];
+  if (n->kind != IR_SN_place) {
+    char lab[64];
+    bad(v, s, "%s is not a place (a field holding values)", ir_snode_label(n, lab, sizeof lab));
+    return NULL;
+  }
+  return n;
+}
+
+static void check_types(verifier *v, const ir_stmt *s) {
+  ir_kernel *k = v->k;
+  ir_op op = s->op;
+  ir_type a = s->nops > 0 ? s->ops[0]->type : IR_void;
+  ir_type b = s->nops > 1 ? s->ops[1]->type : IR_void;
+  bool strict = v->flags & IR_VERIFY_TYPES;
+  const char *tn = ir_type_name(s->type);
+
+  if (is_cmp(op)) {
+    if (s->type != IR_i1) bad(v, s, "a comparison gives i1, not %s", tn);
+    if (strict && a != b) bad(v, s, "compares %s with %s; typecheck makes them one type", ir_type_name(a), ir_type_name(b));
+    return;
+  }
+  if (is_binary_arith(op)) {
+    bool shift = op == IR_shl || op == IR_shr;
+    if (strict && !shift && a != b)
+      bad(v, s, "operands are %s and %s; typecheck makes them one type", ir_type_name(a), ir_type_name(b));
+    if (strict && s->type != ir_result_type(op, a, b))
+      bad(v, s, "result type %s, but %s of %s gives %s", tn, ir_op_name(op), ir_type_name(a),
+          ir_type_name(ir_result_type(op, a, b)));
+    if (strict && is_float_op(op) && !ir_type_is_float(a))
+      bad(v, s, "%s works on floats; typecheck casts its %s operands", ir_op_name(op), ir_type_name(a));
+    return;
+  }
+  if (op == IR_logic_not) {
+    if (a != IR_i1 || s->type != IR_i1) bad(v, s, "logic_not takes and gives i1 (has %s -> %s)", ir_type_name(a), tn);
+    return;
+  }
+  if (is_unary_arith(op)) {
+    if (strict && s->type != ir_result_type(op, a, b))
+      bad(v, s, "result type %s, but %s of %s gives %s", tn, ir_op_name(op), ir_type_name(a),
+          ir_type_name(ir_result_type(op, a, b)));
+    if (strict && is_float_op(op) && !ir_type_is_float(a))
+      bad(v, s, "%s works on floats; typecheck casts its %s operand", ir_op_name(op), ir_type_name(a));
+    return;
+  }
+  switch (op) {
+  case IR_const: case IR_alloca: case IR_cast: case IR_bitcast:
+    if (s->type == IR_void) bad(v, s, "needs a value type");
+    if (op == IR_bitcast && ir_type_bits(s->type) != ir_type_bits(a))
+      bad(v, s, "bitcast needs equal widths (%s to %s)", ir_type_name(a), tn);
+    break;
+  case IR_arg:
+    if (s->aux < 0 || s->aux >= k->nargs)
+      bad(v, s, "argument %d does not exist (the kernel has %d)", s->aux, k->nargs);
+    else if (s->type != k->arg_types[s->aux])
+      bad(v, s, "argument %d is %s, not %s", s->aux, ir_type_name(k->arg_types[s->aux]), tn);
+    break;
+  case IR_select:
+    if (a != IR_i1) bad(v, s, "the condition $%d is %s, not i1", s->ops[0]->id, ir_type_name(a));
+    if (strict && (s->ops[1]->type != s->type || s->ops[2]->type != s->type))
+      bad(v, s, "chooses between %s and %s for a %s", ir_type_name(s->ops[1]->type),
+          ir_type_name(s->ops[2]->type), tn);
+    break;
+  case IR_if:
+    if (a != IR_i1) bad(v, s, "the condition $%d is %s, not i1", s->ops[0]->id, ir_type_name(a));
+    break;
+  case IR_range_for:
+    if (!ir_type_is_int(a) || !ir_type_is_int(b) || a == IR_i1 || b == IR_i1)
+      bad(v, s, "loop bounds must be integers (have %s and %s)", ir_type_name(a), ir_type_name(b));
+    else if (strict && a != b)
+      bad(v, s, "loop bounds are %s and %s; typecheck makes them one type", ir_type_name(a), ir_type_name(b));
+    break;
+  case IR_local_load:
+  case IR_local_store:
+    if (s->ops[0]->op != IR_alloca) {
+      bad(v, s, "$%d is a %s, not an alloca", s->ops[0]->id, ir_op_name(s->ops[0]->op));
+    } else if (op == IR_local_load && s->type != a) {
+      bad(v, s, "reads a %s local as %s", ir_type_name(a), tn);
+    } else if (op == IR_local_store && strict && b != a) {
+      bad(v, s, "stores a %s into a %s local", ir_type_name(b), ir_type_name(a));
+    }
+    break;
+  case IR_global_load: case IR_global_store: case IR_atomic_add: case IR_atomic_sub:
+  case IR_atomic_min: case IR_atomic_max:
+    if (s->ops[0]->op != IR_global_ptr && s->ops[0]->op != IR_global_tmp) {
+      bad(v, s, "$%d is a %s, not a global_ptr or global_tmp", s->ops[0]->id, ir_op_name(s->ops[0]->op));
+    } else if (op != IR_global_store && s->type != a) {
+      bad(v, s, "reads a %s through a pointer to %s", tn, ir_type_name(a));
+    } else if (op != IR_global_load && strict && b != a) {
+      bad(v, s, "writes a %s through a pointer to %s", ir_type_name(b), ir_type_name(a));
+    }
+    break;
+  case IR_global_ptr: {
+    for (int i = 0; i < s->nops; i++)
+      if (!ir_type_is_int(s->ops[i]->type) || s->ops[i]->type == IR_i1)
+        bad(v, s, "index $%d is %s, not an integer", s->ops[i]->id, ir_type_name(s->ops[i]->type));
+    const ir_snode *n = place_of(v, s);
+    if (n && n->nidx != s->nops) {
+      char lab[64];
+      bad(v, s, "%s takes %d indices, %d given", ir_snode_label(n, lab, sizeof lab), n->nidx, s->nops);
+    } else if (n && n->dtype != s->type) {
+      char lab[64];
+      bad(v, s, "%s holds %s, but the pointer is to %s", ir_snode_label(n, lab, sizeof lab),
+          ir_type_name(n->dtype), tn);
+    }
+    break;
+  }
+  case IR_check_index: {
+    const ir_snode *n = place_of(v, s);
+    if (n && (s->imm.ival < 0 || s->imm.ival >= n->nidx))
+      bad(v, s, "axis %lld, but the field has %d indices", (long long)s->imm.ival, n->nidx);
+    break;
+  }
+  case IR_loop_index:
+    if (!ir_type_is_int(s->type) || s->type == IR_i1) bad(v, s, "a loop index is an integer, not %s", tn);
+    break;
+  case IR_return:
+    if (s->nops == 1 && k->ret_type == IR_void)
+      bad(v, s, "returns a value from a kernel without a result type");
+    else if (s->nops == 1 && strict && a != k->ret_type)
+      bad(v, s, "returns %s from a kernel returning %s", ir_type_name(a), ir_type_name(k->ret_type));
+    break;
+  default:
+    break;
+  }
+}
+
+static void check_block(verifier *v, const ir_block *blk, const ir_stmt *owner, int depth);
+
+static void check_stmt(verifier *v, const ir_stmt *s, const ir_block *blk, const ir_stmt *prev, int depth) {
+  ir_kernel *k = v->k;
+  if ((unsigned)s->op >= IR_NUM_OPS) {
+    bad(v, NULL, "a statement has the invalid op %d", (int)s->op);
+    return;
+  }
+  if (v->nids == v->idcap) {
+    v->idcap = v->idcap ? 2 * v->idcap : 256;
+    v->ids = grow(v->ids, (size_t)v->idcap, sizeof *v->ids);
+  }
+  v->ids[v->nids++] = s->id;
+  if (s->parent != blk) bad(v, s, "its parent link does not point at the block holding it");
+  if (s->prev != prev) bad(v, s, "its prev link is wrong");
+  unsigned flags = ir_op_flags(s->op);
+
+  /* operand count */
+  int want = ir_op_nops(s->op);
+  if (s->op == IR_return) {
+    if (s->nops != 1 && !(s->nops == 0 && k->ret_type == IR_void))
+      bad(v, s, "has %d operands, expected 1 (0 only in a kernel without a result)", s->nops);
+  } else if (want >= 0 && s->nops != want) {
+    bad(v, s, "has %d operands, expected %d", s->nops, want);
+  } else if (s->nops < 0 || s->nops > IR_MAX_INDICES + (want >= 0 ? 2 : 0)) {
+    bad(v, s, "has %d operands", s->nops);
+  }
+  if (v->failed) return;
+
+  /* operands: present, values, and visible from here */
+  for (int i = 0; i < s->nops; i++) {
+    const ir_stmt *o = s->ops[i];
+    if (!o) {
+      bad(v, s, "operand %d is missing", i);
+      return;
+    }
+    if (!visible(v, o)) {
+      bad(v, s, "operand $%d (%s) is not visible here: it must be defined earlier in this "
+                "block or in an enclosing one", o->id, ir_op_name(o->op));
+      return;
+    }
+    if (o->type == IR_void) {
+      bad(v, s, "operand $%d (%s) has no value", o->id, ir_op_name(o->op));
+      return;
+    }
+  }
+
+  /* placement */
+  if (s->op == IR_loop_index) {
+    if (!s->loop || (s->loop->op != IR_range_for && s->loop->op != IR_task_range_for))
+      bad(v, s, "does not refer to a range_for or task_range_for");
+    else if (!encloses(s->loop, s))
+      bad(v, s, "reads the index of $%d (%s), which does not enclose it", s->loop->id,
+          ir_op_name(s->loop->op));
+  }
+  if ((s->op == IR_break || s->op == IR_continue) && !enclosing_loop(s))
+    bad(v, s, "is not inside a while or range_for (of its task)");
+  if ((flags & IR_TASK) && depth != 0) bad(v, s, "a task must be at the top level of the kernel");
+  if (depth == 0 && k->offloaded && !(flags & IR_TASK))
+    bad(v, s, "the kernel is offloaded, so its top level holds only tasks");
+  if (v->failed) return;
+
+  check_types(v, s);
+  if (v->failed) return;
+
+  /* child blocks */
+  if (flags & IR_BLOCKS) {
+    if (!s->blocks[0]) {
+      bad(v, s, "has no body block");
+      return;
+    }
+    if (s->blocks[1] && s->op != IR_if) {
+      bad(v, s, "only if has a second (else) block");
+      return;
+    }
+  } else if (s->blocks[0] || s->blocks[1]) {
+    bad(v, s, "owns a block, but %s takes none", ir_op_name(s->op));
+    return;
+  }
+  /* a loop's index is visible in its body, so the statement is visible before
+  ** its blocks; its body's values are not visible after it */
+  push_visible(v, s);
+  for (int i = 0; i < 2 && !v->failed; i++)
+    if (s->blocks[i]) check_block(v, s->blocks[i], s, depth + 1);
+}
+
+static void check_block(verifier *v, const ir_block *blk, const ir_stmt *owner, int depth) {
+  if (blk->owner != owner) {
+    bad(v, owner, "a block's owner link does not point at the statement holding it");
+    return;
+  }
+  int mark = v->sp;
+  const ir_stmt *prev = NULL;
+  for (const ir_stmt *s = blk->first; s && !v->failed; s = s->next) {
+    check_stmt(v, s, blk, prev, depth);
+    prev = s;
+  }
+  if (!v->failed && blk->last != prev) bad(v, prev, "its block's last link is wrong");
+  v->sp = mark; /* what the block defined goes out of scope */
+}
+
+static size_t count(const ir_block *blk) {
+  size_t n = 0;
+  for (const ir_stmt *s = blk ? blk->first : NULL; s; s = s->next)
+    n += 1 + count(s->blocks[0]) + count(s->blocks[1]);
+  return n;
+}
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+bool ir_verify_ex(ir_kernel *k, unsigned flags, char *err, size_t errlen) {
+  static char dummy[8];
+  verifier v = {0};
+  v.k = k;
+  v.flags = flags;
+  v.err = err && errlen ? err : dummy;
+  v.errlen = err && errlen ? errlen : sizeof dummy;
+  v.err[0] = 0;
+  if (!k->body || k->body->owner) {
+    bad(&v, NULL, "the kernel body is missing or has an owner");
+    return false;
+  }
+  v.hcap = 64;
+  size_t n = count(k->body);
+  while (v.hcap < 2 * n + 2) v.hcap *= 2;
+  v.keys = calloc(v.hcap, sizeof *v.keys);
+  v.pos = calloc(v.hcap, sizeof *v.pos);
+  if (!v.keys || !v.pos) abort();
+  check_block(&v, k->body, NULL, 0);
+  if (!v.failed && v.nids > 1) {
+    qsort(v.ids, (size_t)v.nids, sizeof *v.ids, cmp_int);
+    for (int i = 1; i < v.nids; i++)
+      if (v.ids[i] == v.ids[i - 1]) {
+        bad(&v, NULL, "two statements share the number $%d", v.ids[i]);
+        break;
+      }
+  }
+  free(v.keys);
+  free(v.pos);
+  free(v.stack);
+  free(v.ids);
+  return !v.failed;
+}
+
+bool ir_verify(ir_kernel *k, char *err, size_t errlen) { return ir_verify_ex(k, 0, err, errlen); }
