@@ -1,0 +1,123 @@
+/*
+** cg_control.c -- structured control flow: if, while, range_for, break,
+** continue, return, loop_index, and the loop of a range_for task.
+**
+** The IR's blocks nest, so each construct maps to a fixed shape of basic
+** blocks; a jump ends its LLVM block and cg_open starts an unreachable one
+** for any statement after it. A loop's current index is kept in the value map
+** under the loop statement itself (loop_index reads it).
+*/
+#include "llvm_codegen.h"
+
+#define B (c->b)
+
+static void push_loop(cg *c, ir_stmt *s, LLVMBasicBlockRef brk, LLVMBasicBlockRef cont) {
+  if (c->nloops == (int)(sizeof c->loops / sizeof c->loops[0]))
+    cg_fail(c, s, "loops nested more than %d deep", c->nloops);
+  c->loops[c->nloops].brk = brk;
+  c->loops[c->nloops].cont = cont;
+  c->nloops++;
+}
+
+static void emit_if(cg *c, ir_stmt *s) {
+  LLVMBasicBlockRef then = cg_new_bb(c, "then"), merge;
+  LLVMBasicBlockRef els = s->blocks[1] ? cg_new_bb(c, "else") : NULL;
+  merge = cg_new_bb(c, "endif");
+  LLVMBuildCondBr(B, cg_get(c, s->ops[0]), then, els ? els : merge);
+  LLVMPositionBuilderAtEnd(B, then);
+  cg_block(c, s->blocks[0]);
+  cg_br(c, merge);
+  if (els) {
+    LLVMPositionBuilderAtEnd(B, els);
+    cg_block(c, s->blocks[1]);
+    cg_br(c, merge);
+  }
+  LLVMPositionBuilderAtEnd(B, merge);
+}
+
+static void emit_while(cg *c, ir_stmt *s) {
+  LLVMBasicBlockRef body = cg_new_bb(c, "while"), exit = cg_new_bb(c, "endwhile");
+  LLVMBuildBr(B, body);
+  LLVMPositionBuilderAtEnd(B, body);
+  push_loop(c, s, exit, body);
+  cg_block(c, s->blocks[0]);
+  c->nloops--;
+  cg_br(c, body);
+  LLVMPositionBuilderAtEnd(B, exit);
+}
+
+/* for i in [begin, end): the counter lives in an entry-block alloca (mem2reg
+** turns it into a phi); continue jumps to the increment. */
+static void counted_loop(cg *c, ir_stmt *s, LLVMValueRef begin, LLVMValueRef end, bool sgn) {
+  LLVMTypeRef t = LLVMTypeOf(begin);
+  LLVMBuilderRef eb = LLVMCreateBuilderInContext(c->ctx);
+  LLVMPositionBuilderAtEnd(eb, c->entry);
+  LLVMValueRef var = LLVMBuildAlloca(eb, t, "i");
+  LLVMDisposeBuilder(eb);
+  LLVMBuildStore(B, begin, var);
+  LLVMBasicBlockRef head = cg_new_bb(c, "for"), body = cg_new_bb(c, "for.body");
+  LLVMBasicBlockRef next = cg_new_bb(c, "for.next"), exit = cg_new_bb(c, "endfor");
+  LLVMBuildBr(B, head);
+  LLVMPositionBuilderAtEnd(B, head);
+  LLVMValueRef i = LLVMBuildLoad2(B, t, var, "");
+  LLVMBuildCondBr(B, LLVMBuildICmp(B, sgn ? LLVMIntSLT : LLVMIntULT, i, end, ""), body, exit);
+  LLVMPositionBuilderAtEnd(B, body);
+  cg_set(c, s, i);
+  push_loop(c, s, exit, next);
+  cg_block(c, s->blocks[0]);
+  c->nloops--;
+  cg_br(c, next);
+  LLVMPositionBuilderAtEnd(B, next);
+  LLVMBuildStore(B, LLVMBuildAdd(B, i, LLVMConstInt(t, 1, 0), ""), var);
+  LLVMBuildBr(B, head);
+  LLVMPositionBuilderAtEnd(B, exit);
+}
+
+void cg_task_body(cg *c, ir_stmt *task, LLVMValueRef begin, LLVMValueRef end) {
+  if (task->op == IR_task_serial) {
+    cg_block(c, task->blocks[0]);
+    return;
+  }
+  counted_loop(c, task, begin, end, true);
+}
+
+static void emit_return(cg *c, ir_stmt *s) {
+  ir_stmt *v = s->nops > 0 ? s->ops[0] : NULL;
+  if (v) {
+    /* context.h: integers extended to 64 bits, floats as their bits */
+    LLVMValueRef x = cg_get(c, v), bits;
+    if (v->type == IR_f32) bits = LLVMBuildZExt(B, LLVMBuildBitCast(B, x, c->t_i32, ""), c->t_i64, "");
+    else if (v->type == IR_f64) bits = LLVMBuildBitCast(B, x, c->t_i64, "");
+    else bits = cg_int_convert(c, x, ir_type_is_signed(v->type), c->t_i64);
+    LLVMBuildStore(B, bits, cg_ctx_field(c, CG_CTX_RET));
+  }
+  LLVMBuildRetVoid(B);
+}
+
+bool cg_control(cg *c, ir_stmt *s) {
+  switch (s->op) {
+  case IR_if: emit_if(c, s); return true;
+  case IR_while: emit_while(c, s); return true;
+  case IR_range_for: {
+    ir_type t = s->ops[0]->type;
+    if (!ir_type_is_int(t) || t == IR_i1) cg_fail(c, s, "range_for bounds must be integers, got %s", ir_type_name(t));
+    LLVMValueRef end = cg_get(c, s->ops[1]);
+    end = cg_int_convert(c, end, ir_type_is_signed(s->ops[1]->type), cg_type(c, t));
+    counted_loop(c, s, cg_get(c, s->ops[0]), end, ir_type_is_signed(t));
+    return true;
+  }
+  case IR_loop_index: {
+    if (!s->loop) cg_fail(c, s, "loop_index without a loop");
+    ir_type lt = s->loop->op == IR_range_for ? s->loop->ops[0]->type : IR_i64;
+    cg_set(c, s, cg_int_convert(c, cg_get(c, s->loop), ir_type_is_signed(lt), cg_type(c, s->type)));
+    return true;
+  }
+  case IR_break:
+  case IR_continue:
+    if (c->nloops == 0) cg_fail(c, s, "'%s' outside a loop", ir_op_name(s->op));
+    LLVMBuildBr(B, s->op == IR_break ? c->loops[c->nloops - 1].brk : c->loops[c->nloops - 1].cont);
+    return true;
+  case IR_return: emit_return(c, s); return true;
+  default: return false;
+  }
+}

@@ -1,0 +1,244 @@
+/*
+** cg_core.c -- module and task functions, type mapping, the value map and
+** statement dispatch of the shared LLVM code generator.
+*/
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "llvm_codegen.h"
+
+void cg_fail(cg *c, const ir_stmt *s, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (s && s->loc.file)
+    snprintf(c->err, c->errlen, "%s:%d: code generation (%s): %s", s->loc.file, s->loc.line,
+             c->target->name, msg);
+  else
+    snprintf(c->err, c->errlen, "code generation (%s) of kernel '%s': %s", c->target->name,
+             c->k->name, msg);
+  longjmp(c->fail, 1);
+}
+
+LLVMTypeRef cg_type(cg *c, ir_type t) {
+  switch (t) {
+  case IR_void: return c->t_void;
+  case IR_i1: return c->t_i1;
+  case IR_i8: case IR_u8: return c->t_i8;
+  case IR_i16: case IR_u16: return LLVMInt16TypeInContext(c->ctx);
+  case IR_i32: case IR_u32: return c->t_i32;
+  case IR_i64: case IR_u64: return c->t_i64;
+  case IR_f32: return LLVMFloatTypeInContext(c->ctx);
+  case IR_f64: return LLVMDoubleTypeInContext(c->ctx);
+  default: cg_fail(c, NULL, "unknown type %d", (int)t);
+  }
+}
+
+/* ---- statement -> value map: open addressing on the pointer ---------------- */
+
+static size_t slot_of(const ir_stmt *s, size_t cap) {
+  uintptr_t h = (uintptr_t)s;
+  h ^= h >> 17;
+  h *= (uintptr_t)0x9E3779B97F4A7C15ull;
+  return (size_t)(h >> 7) & (cap - 1);
+}
+
+void cg_set(cg *c, const ir_stmt *s, LLVMValueRef v) {
+  if ((c->nslots + 1) * 2 > c->cap) {
+    size_t ncap = c->cap ? c->cap * 2 : 256;
+    cg_slot *n = calloc(ncap, sizeof *n);
+    if (!n) cg_fail(c, s, "out of memory");
+    for (size_t i = 0; i < c->cap; i++)
+      if (c->slots[i].key) {
+        size_t j = slot_of(c->slots[i].key, ncap);
+        while (n[j].key) j = (j + 1) & (ncap - 1);
+        n[j] = c->slots[i];
+      }
+    free(c->slots);
+    c->slots = n;
+    c->cap = ncap;
+  }
+  size_t j = slot_of(s, c->cap);
+  while (c->slots[j].key && c->slots[j].key != s) j = (j + 1) & (c->cap - 1);
+  if (!c->slots[j].key) c->nslots++;
+  c->slots[j].key = s;
+  c->slots[j].val = v;
+}
+
+LLVMValueRef cg_get(cg *c, const ir_stmt *s) {
+  if (c->cap) {
+    size_t j = slot_of(s, c->cap);
+    while (c->slots[j].key) {
+      if (c->slots[j].key == s) return c->slots[j].val;
+      j = (j + 1) & (c->cap - 1);
+    }
+  }
+  cg_fail(c, s, "operand $%d (%s) has no value here; was the kernel verified?", s->id,
+          ir_op_name(s->op));
+}
+
+/* ---- small helpers ------------------------------------------------------------ */
+
+LLVMBasicBlockRef cg_new_bb(cg *c, const char *name) {
+  return LLVMAppendBasicBlockInContext(c->ctx, c->fn, name);
+}
+
+void cg_open(cg *c) {
+  if (LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(c->b)))
+    LLVMPositionBuilderAtEnd(c->b, cg_new_bb(c, "dead"));
+}
+
+void cg_br(cg *c, LLVMBasicBlockRef bb) {
+  if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(c->b))) LLVMBuildBr(c->b, bb);
+}
+
+LLVMValueRef cg_call(cg *c, const char *name, LLVMTypeRef ret, int n, LLVMTypeRef *ptys,
+                     LLVMValueRef *args) {
+  LLVMTypeRef fty = LLVMFunctionType(ret, ptys, (unsigned)n, 0);
+  LLVMValueRef f = LLVMGetNamedFunction(c->mod, name);
+  if (!f) f = LLVMAddFunction(c->mod, name, fty);
+  else fty = LLVMGlobalGetValueType(f);
+  return LLVMBuildCall2(c->b, fty, f, args, (unsigned)n, "");
+}
+
+LLVMValueRef cg_ctx_field(cg *c, int index) {
+  LLVMValueRef p = LLVMBuildStructGEP2(c->b, c->t_ctx, c->ctxv, (unsigned)index, "");
+  return LLVMBuildLoad2(c->b, c->t_ptr, p, ""); /* every field is a pointer */
+}
+
+LLVMValueRef cg_int_convert(cg *c, LLVMValueRef v, bool is_signed, LLVMTypeRef to) {
+  unsigned from_w = LLVMGetIntTypeWidth(LLVMTypeOf(v)), to_w = LLVMGetIntTypeWidth(to);
+  if (from_w == to_w) return v;
+  if (from_w > to_w) return LLVMBuildTrunc(c->b, v, to, "");
+  return is_signed ? LLVMBuildSExt(c->b, v, to, "") : LLVMBuildZExt(c->b, v, to, "");
+}
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+static void stmt(cg *c, ir_stmt *s) {
+  cg_open(c);
+  if (cg_arith(c, s) || cg_memory(c, s) || cg_control(c, s)) return;
+  cg_fail(c, s, "statement '%s' cannot be compiled here (is the kernel offloaded?)",
+          ir_op_name(s->op));
+}
+
+void cg_block(cg *c, ir_block *blk) {
+  if (!blk) return;
+  for (ir_stmt *s = blk->first; s; s = s->next) stmt(c, s);
+}
+
+/* One function per task: allocas in the entry block, body from "body". */
+static LLVMValueRef task_function(cg *c, ir_stmt *task, const char *name) {
+  LLVMTypeRef params[4] = {c->t_ptr, c->t_i32, c->t_i64, c->t_i64};
+  LLVMTypeRef fty = LLVMFunctionType(c->t_void, params, 4, 0);
+  c->fn = LLVMAddFunction(c->mod, name, fty);
+  c->ctxv = LLVMGetParam(c->fn, 0);
+  LLVMSetValueName2(c->ctxv, "ctx", 3);
+  unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+  LLVMAddAttributeAtIndex(c->fn, 1, LLVMCreateEnumAttribute(c->ctx, noalias, 0));
+  c->entry = cg_new_bb(c, "entry");
+  LLVMBasicBlockRef body = cg_new_bb(c, "body");
+  LLVMPositionBuilderAtEnd(c->b, body);
+  c->nloops = 0;
+  cg_task_body(c, task, LLVMGetParam(c->fn, 2), LLVMGetParam(c->fn, 3));
+  if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(c->b))) LLVMBuildRetVoid(c->b);
+  LLVMPositionBuilderAtEnd(c->b, c->entry);
+  LLVMBuildBr(c->b, body);
+  return c->fn;
+}
+
+static void init_types(cg *c) {
+  c->t_void = LLVMVoidTypeInContext(c->ctx);
+  c->t_i1 = LLVMInt1TypeInContext(c->ctx);
+  c->t_i8 = LLVMInt8TypeInContext(c->ctx);
+  c->t_i32 = LLVMInt32TypeInContext(c->ctx);
+  c->t_i64 = LLVMInt64TypeInContext(c->ctx);
+  c->t_ptr = LLVMPointerTypeInContext(c->ctx, 0);
+  /* rt_context: pointers only */
+  LLVMTypeRef f[CG_CTX_NFIELDS];
+  for (int i = 0; i < CG_CTX_NFIELDS; i++) f[i] = c->t_ptr;
+  c->t_ctx = LLVMStructTypeInContext(c->ctx, f, CG_CTX_NFIELDS, 0);
+}
+
+bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *prefix,
+              cg_module *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  cg *c = calloc(1, sizeof *c);
+  if (!c) { snprintf(err, errlen, "out of memory"); return false; }
+  c->target = t;
+  c->k = k;
+  c->ctx = ctx;
+  c->err = err;
+  c->errlen = errlen;
+  c->mod = LLVMModuleCreateWithNameInContext(k->name ? k->name : "kernel", ctx);
+  c->b = LLVMCreateBuilderInContext(ctx);
+  init_types(c);
+  volatile bool ok = false;   /* read after longjmp */
+  if (setjmp(c->fail)) goto done;
+  if (!k->offloaded) cg_fail(c, NULL, "the kernel is not offloaded (run the offload pass first)");
+  if (!cg_runtime_link(t, c->mod, err, errlen)) goto done;
+  int ntasks = 0;
+  for (ir_stmt *s = k->body->first; s; s = s->next) ntasks++;
+  out->names = calloc(ntasks ? ntasks : 1, sizeof *out->names);
+  if (!out->names) cg_fail(c, NULL, "out of memory");
+  for (ir_stmt *s = k->body->first; s; s = s->next) {
+    if (!(ir_op_flags(s->op) & IR_TASK))
+      cg_fail(c, s, "top-level statement '%s' is not a task (is the kernel offloaded?)",
+              ir_op_name(s->op));
+    char *name = out->names[out->ntasks];
+    snprintf(name, sizeof out->names[0], "%s_task%d", prefix, out->ntasks);
+    LLVMValueRef fn = task_function(c, s, name);
+    if (t->finish_task) t->finish_task(c, fn, s, out->ntasks);
+    out->ntasks++;
+  }
+  char *msg = NULL;
+  if (LLVMVerifyModule(c->mod, LLVMReturnStatusAction, &msg)) {
+    snprintf(err, errlen, "internal error: invalid LLVM IR for kernel '%s': %.700s", k->name, msg);
+    LLVMDisposeMessage(msg);
+    goto done;
+  }
+  LLVMDisposeMessage(msg);
+  ok = true;
+done:
+  LLVMDisposeBuilder(c->b);
+  free(c->slots);
+  if (ok) {
+    out->mod = c->mod;
+  } else {
+    LLVMDisposeModule(c->mod);
+    cg_module_free(out);
+  }
+  free(c);
+  return ok;
+}
+
+void cg_module_free(cg_module *m) {
+  free(m->names);
+  m->names = NULL;
+  m->ntasks = 0;
+}
+
+bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char *err, size_t errlen) {
+  LLVMPassBuilderOptionsRef opt = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(opt, 1);
+  LLVMPassBuilderOptionsSetSLPVectorization(opt, 1);
+  LLVMPassBuilderOptionsSetLoopInterleaving(opt, 1);
+  LLVMPassBuilderOptionsSetLoopUnrolling(opt, 1);
+  LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, opt);
+  LLVMDisposePassBuilderOptions(opt);
+  if (e) {
+    char *m = LLVMGetErrorMessage(e);
+    snprintf(err, errlen, "LLVM optimisation failed: %s", m);
+    LLVMDisposeErrorMessage(m);
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,172 @@
+/*
+** cg_memory.c -- kernel arguments, locals, field addresses (global_ptr),
+** global temporaries, loads/stores, atomics and bounds checks.
+**
+** The pointers read from rt_context (tree roots, args, gtmp) do not change
+** while a task runs; their loads carry !invariant.load so that stores to
+** fields cannot force reloads and block vectorization.
+*/
+#include "../../ir/snode.h"
+#include "llvm_codegen.h"
+
+#define B (c->b)
+
+static LLVMValueRef invariant(cg *c, LLVMValueRef load) {
+  unsigned kind = LLVMGetMDKindIDInContext(c->ctx, "invariant.load", 14);
+  LLVMSetMetadata(load, kind, LLVMMetadataAsValue(c->ctx, LLVMMDNodeInContext2(c->ctx, NULL, 0)));
+  return load;
+}
+
+/* ptr[index] of an array of element type t whose address is ctx field `field` */
+static LLVMValueRef ctx_array_load(cg *c, int field, LLVMTypeRef t, long long index) {
+  LLVMValueRef base = invariant(c, cg_ctx_field(c, field));
+  LLVMValueRef idx = LLVMConstInt(c->t_i64, (unsigned long long)index, 0);
+  LLVMValueRef p = LLVMBuildGEP2(B, t, base, &idx, 1, "");
+  return invariant(c, LLVMBuildLoad2(B, t, p, ""));
+}
+
+static LLVMValueRef arg(cg *c, ir_stmt *s) {
+  if (s->aux < 0 || s->aux >= RT_MAX_ARGS) cg_fail(c, s, "argument number %d out of range", s->aux);
+  LLVMValueRef bits = ctx_array_load(c, CG_CTX_ARGS, c->t_i64, s->aux);   /* context.h encoding */
+  switch (s->type) {
+  case IR_f32: return LLVMBuildBitCast(B, LLVMBuildTrunc(B, bits, c->t_i32, ""), cg_type(c, IR_f32), "");
+  case IR_f64: return LLVMBuildBitCast(B, bits, cg_type(c, IR_f64), "");
+  case IR_i1: return LLVMBuildICmp(B, LLVMIntNE, bits, LLVMConstInt(c->t_i64, 0, 0), "");
+  default: return cg_int_convert(c, bits, false, cg_type(c, s->type));
+  }
+}
+
+static ir_snode *place_of(cg *c, ir_stmt *s) {
+  ir_program *p = c->k->prog;
+  if (!p || s->aux < 0 || s->aux >= p->nsnodes || !p->snodes[s->aux])
+    cg_fail(c, s, "'%s' names SNode %d, which this kernel's program does not have", ir_op_name(s->op), s->aux);
+  ir_snode *sn = p->snodes[s->aux];
+  if (sn->kind != IR_SN_place) cg_fail(c, s, "SNode %d is not a place", s->aux);
+  if (!p->trees[sn->tree].materialized)
+    cg_fail(c, s, "field '%s' belongs to a tree whose layout was not computed", sn->name ? sn->name : "?");
+  return sn;
+}
+
+static bool axis_split_above(const ir_snode *lvl, int axis) {
+  for (const ir_snode *q = lvl->parent; q; q = q->parent)
+    for (int k = 0; k < q->naxes; k++)
+      if (q->axes[k] == axis) return true;
+  return false;
+}
+
+/* The element's address: the tree's base plus, for each level from the root
+** down, cell index * cell_bytes + the child container's offset (snode.h; the
+** host twin is ir_snode_offset). */
+static LLVMValueRef global_ptr(cg *c, ir_stmt *s) {
+  ir_snode *place = place_of(c, s);
+  if (s->nops != place->nidx)
+    cg_fail(c, s, "field '%s' takes %d indices, got %d", place->name ? place->name : "?", place->nidx, s->nops);
+  LLVMValueRef phys[IR_MAX_INDICES] = {0};
+  for (int i = 0; i < s->nops; i++) {
+    int a = place->physical_index_position[i];
+    if (a < 0 || a >= IR_MAX_INDICES) cg_fail(c, s, "bad physical axis %d", a);
+    phys[a] = cg_int_convert(c, cg_get(c, s->ops[i]), ir_type_is_signed(s->ops[i]->type), c->t_i64);
+  }
+  ir_snode *path[64];
+  int n = 0;
+  for (ir_snode *q = place; q; q = q->parent) {
+    if (n == 64) cg_fail(c, s, "SNode tree deeper than 64 levels");
+    path[n++] = q;
+  }
+  LLVMTypeRef i64 = c->t_i64;
+  LLVMValueRef off = LLVMConstInt(i64, 0, 0);
+  for (int l = n - 1; l > 0; l--) {                /* path[n-1] is the root */
+    ir_snode *lvl = path[l], *child = path[l - 1];
+    LLVMValueRef cell = LLVMConstInt(i64, 0, 0);
+    for (int k = 0; k < lvl->naxes; k++) {
+      int a = lvl->axes[k];
+      if (!phys[a]) cg_fail(c, s, "level S%d splits axis %d, which the field's indices do not reach", lvl->id, a);
+      LLVMValueRef coord = phys[a];
+      if (lvl->below[a] > 1) coord = LLVMBuildUDiv(B, coord, LLVMConstInt(i64, (unsigned long long)lvl->below[a], 0), "");
+      /* the outermost level of an axis needs no wrap for in-range indices */
+      if (axis_split_above(lvl, a)) coord = LLVMBuildURem(B, coord, LLVMConstInt(i64, (unsigned long long)lvl->shape[k], 0), "");
+      cell = LLVMBuildAdd(B, LLVMBuildMul(B, cell, LLVMConstInt(i64, (unsigned long long)lvl->shape[k], 0), ""), coord, "");
+    }
+    off = LLVMBuildAdd(B, off, LLVMBuildMul(B, cell, LLVMConstInt(i64, (unsigned long long)lvl->cell_bytes, 0), ""), "");
+    if (child->offset) off = LLVMBuildAdd(B, off, LLVMConstInt(i64, (unsigned long long)child->offset, 0), "");
+  }
+  LLVMValueRef base = ctx_array_load(c, CG_CTX_ROOTS, c->t_ptr, place->tree);
+  return LLVMBuildGEP2(B, c->t_i8, base, &off, 1, "");
+}
+
+static void check_index(cg *c, ir_stmt *s) {
+  ir_snode *place = place_of(c, s);
+  int64_t axis = s->imm.ival;
+  if (axis < 0 || axis >= place->nidx) cg_fail(c, s, "check_index on axis %lld of a %d-index field", (long long)axis, place->nidx);
+  ir_stmt *ix = s->ops[0];
+  LLVMValueRef v = cg_int_convert(c, cg_get(c, ix), ir_type_is_signed(ix->type), c->t_i64);
+  /* unsigned compare: negative indices are huge */
+  LLVMValueRef bad = LLVMBuildICmp(B, LLVMIntUGE, v, LLVMConstInt(c->t_i64, (unsigned long long)place->total_shape[axis], 0), "");
+  LLVMTypeRef bt[2] = {c->t_i1, c->t_i1};
+  LLVMValueRef ba[2] = {bad, LLVMConstInt(c->t_i1, 0, 0)};
+  bad = cg_call(c, "llvm.expect.i1", c->t_i1, 2, bt, ba);   /* keep the hot path straight */
+  LLVMBasicBlockRef fail = cg_new_bb(c, "oob"), ok = cg_new_bb(c, "inb");
+  LLVMBuildCondBr(B, bad, fail, ok);
+  LLVMPositionBuilderAtEnd(B, fail);
+  LLVMValueRef f = LLVMGetNamedFunction(c->mod, "rt_raise_index_error");
+  if (!f) cg_fail(c, s, "runtime function rt_raise_index_error is missing");
+  LLVMValueRef args[5] = {c->ctxv, LLVMConstInt(c->t_i32, (unsigned long long)place->id, 0),
+                          LLVMConstInt(c->t_i32, (unsigned long long)axis, 0), v,
+                          LLVMConstInt(c->t_i32, (unsigned long long)s->loc.line, 0)};
+  LLVMBuildCall2(B, LLVMGlobalGetValueType(f), f, args, 5, "");
+  LLVMBuildRetVoid(B);
+  LLVMPositionBuilderAtEnd(B, ok);
+}
+
+static LLVMValueRef atomic(cg *c, ir_stmt *s) {
+  ir_type t = s->type;
+  bool f = ir_type_is_float(t), sgn = ir_type_is_signed(t);
+  if (t == IR_i1 || t == IR_void) cg_fail(c, s, "atomic on a %s value", ir_type_name(t));
+  LLVMAtomicRMWBinOp op;
+  switch (s->op) {
+  case IR_atomic_add: op = f ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
+  case IR_atomic_sub: op = f ? LLVMAtomicRMWBinOpFSub : LLVMAtomicRMWBinOpSub; break;
+  case IR_atomic_min: op = f ? LLVMAtomicRMWBinOpFMin : sgn ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin; break;
+  default: op = f ? LLVMAtomicRMWBinOpFMax : sgn ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax; break;
+  }
+  return LLVMBuildAtomicRMW(B, op, cg_get(c, s->ops[0]), cg_get(c, s->ops[1]),
+                            LLVMAtomicOrderingSequentiallyConsistent, 0);
+}
+
+bool cg_memory(cg *c, ir_stmt *s) {
+  LLVMValueRef v = NULL;
+  switch (s->op) {
+  case IR_arg: v = arg(c, s); break;
+  case IR_alloca: {
+    LLVMTypeRef t = cg_type(c, s->type);
+    LLVMBuilderRef eb = LLVMCreateBuilderInContext(c->ctx);
+    LLVMPositionBuilderAtEnd(eb, c->entry);
+    v = LLVMBuildAlloca(eb, t, "");
+    LLVMDisposeBuilder(eb);
+    LLVMBuildStore(B, LLVMConstNull(t), v);      /* zero where the local is declared */
+    break;
+  }
+  case IR_local_load:
+  case IR_global_load:
+    v = LLVMBuildLoad2(B, cg_type(c, s->type), cg_get(c, s->ops[0]), "");
+    break;
+  case IR_local_store:
+  case IR_global_store:
+    LLVMBuildStore(B, cg_get(c, s->ops[1]), cg_get(c, s->ops[0]));
+    return true;
+  case IR_global_ptr: v = global_ptr(c, s); break;
+  case IR_global_tmp: {
+    LLVMValueRef base = invariant(c, cg_ctx_field(c, CG_CTX_GTMP));
+    LLVMValueRef off = LLVMConstInt(c->t_i64, (unsigned long long)s->aux, 0);
+    v = LLVMBuildGEP2(B, c->t_i8, base, &off, 1, "");
+    break;
+  }
+  case IR_atomic_add: case IR_atomic_sub: case IR_atomic_min: case IR_atomic_max:
+    v = atomic(c, s);
+    break;
+  case IR_check_index: check_index(c, s); return true;
+  default: return false;
+  }
+  cg_set(c, s, v);
+  return true;
+}

@@ -1,0 +1,123 @@
+/*
+** llvm_codegen.h -- the LLVM code generator shared by every LLVM target.
+**
+** cg_build turns an offloaded kernel into one LLVM module holding, for each
+** task N, a function
+**     void PREFIX_taskN(rt_context *ctx, i32 thread_id, i64 begin, i64 end)
+** (a range_for task loops over [begin, end) itself; a serial task runs its
+** body once), with the device runtime bitcode of the target linked in.
+** Targets differ only through cg_target (the hooks below): the CPU backend
+** (src/jit/cpu) and the PTX emitter (cg_ptx.c) each supply one.
+**
+** Internal to src/jit: the cg_* functions split over cg_core.c (module,
+** functions, dispatch), cg_arith.c, cg_control.c, cg_memory.c, cg_runtime.c;
+** cg_ptx.c holds the NVPTX hooks and jit_emit_ptx, src/jit/cpu the CPU ones.
+*/
+#ifndef LATTICE_LLVM_CODEGEN_H
+#define LATTICE_LLVM_CODEGEN_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include <setjmp.h>
+
+#include "../jit.h"
+
+typedef struct cg cg;
+
+/* What differs between LLVM targets. */
+typedef struct cg_target {
+  const char *name;                       /* "x86_64", "nvptx64": for messages */
+  const unsigned char *const *bc;         /* embedded runtime bitcode (cmake/embed.c) */
+  const size_t *bc_size;
+  /* Name of the function that computes a math op on type t (f32/f64): an LLVM
+  ** intrinsic ("llvm.sin.f32") or an external library function ("tanf"). */
+  const char *(*math_fn)(ir_op op, ir_type t, char *buf, size_t len);
+  /* Called once per task after its function is complete (may be NULL):
+  ** NVPTX wraps it in a kernel entry. */
+  void (*finish_task)(cg *c, LLVMValueRef fn, ir_stmt *task, int index);
+} cg_target;
+
+/* The result of cg_build. */
+typedef struct {
+  LLVMModuleRef mod;
+  int ntasks;
+  char (*names)[160];                     /* symbol of each task (malloc'd) */
+} cg_module;
+
+/* Builds the module for k (offloaded) in ctx, with symbols PREFIX_taskN.
+** false and a message in err on failure (nothing to free then). */
+bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *prefix,
+              cg_module *out, char *err, size_t errlen);
+void cg_module_free(cg_module *m);       /* frees names (the module is the caller's) */
+
+/* Runs "default<O3>" with loop and SLP vectorization for tm. */
+bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char *err, size_t errlen);
+
+/* Runtime bitcode (cg_runtime.c). cg_runtime_check parses the target's
+** bitcode once and checks every RT_FUNCTIONS entry is defined.
+** cg_runtime_link links a fresh copy into mod with internal linkage. */
+bool cg_runtime_check(const cg_target *t, char *err, size_t errlen);
+bool cg_runtime_link(const cg_target *t, LLVMModuleRef mod, char *err, size_t errlen);
+
+/* ---- state shared by the cg_*.c files ------------------------------------ */
+
+typedef struct {
+  const ir_stmt *key;
+  LLVMValueRef val;
+} cg_slot;
+
+typedef struct {
+  LLVMBasicBlockRef brk, cont;
+} cg_loop;
+
+struct cg {
+  const cg_target *target;
+  ir_kernel *k;
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;
+  LLVMBuilderRef b;
+  LLVMTypeRef t_void, t_i1, t_i8, t_i32, t_i64, t_ptr, t_ctx;
+  /* the task being generated */
+  LLVMValueRef fn, ctxv;
+  LLVMBasicBlockRef entry;               /* allocas go here */
+  cg_loop loops[64];
+  int nloops;
+  /* statement -> value (for loops and tasks: their current index) */
+  cg_slot *slots;
+  size_t nslots, cap;
+  /* errors: cg_fail writes err and longjmps out of cg_build */
+  jmp_buf fail;
+  char *err;
+  size_t errlen;
+};
+
+void cg_fail(cg *c, const ir_stmt *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((noreturn, format(printf, 3, 4)))
+#endif
+    ;
+LLVMTypeRef cg_type(cg *c, ir_type t);
+LLVMValueRef cg_get(cg *c, const ir_stmt *s);        /* value of an operand */
+void cg_set(cg *c, const ir_stmt *s, LLVMValueRef v);
+void cg_block(cg *c, ir_block *blk);                 /* emits every statement */
+LLVMValueRef cg_call(cg *c, const char *name, LLVMTypeRef ret, int n, LLVMTypeRef *ptys,
+                     LLVMValueRef *args);             /* declares name when absent */
+/* Members of rt_context by position (context.h: the order is the ABI). */
+enum { CG_CTX_ROOTS, CG_CTX_ARGS, CG_CTX_RET, CG_CTX_GTMP, CG_CTX_ERROR, CG_CTX_ERROR_INFO, CG_CTX_NFIELDS };
+LLVMValueRef cg_ctx_field(cg *c, int index);         /* load of a CG_CTX_* member */
+LLVMValueRef cg_int_convert(cg *c, LLVMValueRef v, bool is_signed, LLVMTypeRef to);
+/* Leaves the block if it is already terminated (after a jump): later
+** statements go to a fresh unreachable block. */
+void cg_open(cg *c);
+/* Branches to bb unless the current block is terminated. */
+void cg_br(cg *c, LLVMBasicBlockRef bb);
+LLVMBasicBlockRef cg_new_bb(cg *c, const char *name);
+
+/* Emitters by concern; each returns false when the op is not its own. */
+bool cg_arith(cg *c, ir_stmt *s);                    /* cg_arith.c */
+bool cg_control(cg *c, ir_stmt *s);                  /* cg_control.c */
+bool cg_memory(cg *c, ir_stmt *s);                   /* cg_memory.c */
+/* Body of a task function: the range loop or the single run (cg_control.c). */
+void cg_task_body(cg *c, ir_stmt *task, LLVMValueRef begin, LLVMValueRef end);
+
+#endif

@@ -1,0 +1,22 @@
+/*
+** error.c -- raising errors from inside a task (device runtime, freestanding).
+**
+** Many threads may fail at once; the first one to move *ctx->error away from
+** 0 owns error_info, so the host reports one coherent failure.
+*/
+#include "context.h"
+
+static int claim(rt_context *ctx, int32_t code) {
+  int32_t expected = RT_ERR_OK;
+  return __atomic_compare_exchange_n(ctx->error, &expected, code, 0, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST);
+}
+
+void rt_raise_index_error(rt_context *ctx, int32_t snode, int32_t axis, int64_t index,
+                          int32_t line) {
+  if (!claim(ctx, RT_ERR_INDEX)) return;
+  ctx->error_info[0] = snode;
+  ctx->error_info[1] = axis;
+  ctx->error_info[2] = index;
+  ctx->error_info[3] = line;
+}

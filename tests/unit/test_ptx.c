@@ -1,0 +1,136 @@
+/*
+** test_ptx.c -- jit_emit_ptx on a few kernels (a range_for writing a field,
+** a serial task with control flow, atomics and a bounds check, math calls).
+** Each PTX text must name its kernel entries; when LT_PTXAS names an existing
+** ptxas, it must also assemble (ptxas -arch=sm_70 -c). Without ptxas the test
+** is skipped (exit 77) after the text checks.
+*/
+#include <stdio.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "jit_helpers.h"
+
+static ir_stmt *ci32(ir_builder *b, int64_t v) { return ir_b_const_int(b, IR_i32, v); }
+static ir_stmt *bin(ir_builder *b, ir_op op, ir_type t, ir_stmt *x, ir_stmt *y) {
+  ir_stmt *o[2] = {x, y};
+  return ir_b_op(b, op, t, 2, o);
+}
+
+static const char *ptxas(void) {
+  const char *p = getenv("LT_PTXAS");
+  return p && *p && access(p, X_OK) == 0 ? p : NULL;
+}
+
+/* sm_70 PTX assembles for any later GPU; CUDA 13's ptxas no longer knows
+** sm_70 itself, so fall back to its oldest target, sm_75. */
+static const char *ptxas_arch(void) {
+  static const char *arch;
+  if (!arch) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_70 --version >/dev/null 2>&1", ptxas());
+    arch = system(cmd) == 0 ? "sm_70" : "sm_75";
+    printf("test_ptx: assembling with ptxas -arch=%s\n", arch);
+  }
+  return arch;
+}
+
+/* Runs ptxas on the text; true when it assembles. */
+static bool assemble(const char *ptx, const char *name) {
+  char src[256], obj[256], cmd[1024];
+  snprintf(src, sizeof src, "/tmp/lt_test_ptx_%d_%s.ptx", (int)getpid(), name);
+  snprintf(obj, sizeof obj, "/tmp/lt_test_ptx_%d_%s.o", (int)getpid(), name);
+  FILE *f = fopen(src, "w");
+  if (!f) return false;
+  fputs(ptx, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "'%s' -arch=%s -c '%s' -o '%s'", ptxas(), ptxas_arch(), src, obj);
+  int rc = system(cmd);
+  if (rc != 0) fprintf(stderr, "ptxas failed on %s (kept for inspection)\n", src);
+  else remove(src);
+  remove(obj);
+  return rc == 0;
+}
+
+static void check_kernel(ir_kernel *k, const char *const *entries, int n) {
+  char err[1024];
+  char *ptx = jit_emit_ptx(k, "sm_70", err, sizeof err);
+  CHECKF(ptx != NULL, "%s: %s", k->name, err);
+  if (!ptx) return;
+  CHECK_CONTAINS(ptx, ".target sm_70");
+  for (int i = 0; i < n; i++) {
+    char want[200];
+    snprintf(want, sizeof want, ".entry %s(", entries[i]);
+    CHECK_CONTAINS(ptx, want);
+  }
+  if (ptxas()) CHECKF(assemble(ptx, k->name), "ptxas rejected the PTX of %s", k->name);
+  free(ptx);
+}
+
+int main(void) {
+  ir_program *p = ir_program_new();
+  ir_snode *x = h_field1(p, IR_f32, 4096, "x"), *cnt = h_field1(p, IR_i32, 4, "cnt");
+
+  /* fill: range_for x[i] = sqrt(i) * arg0 + floor(i / 3) */
+  ir_kernel *k = ir_kernel_new("fill", p);
+  k->nargs = 1;
+  k->arg_types[0] = IR_f32;
+  ir_builder b;
+  ir_builder_init(&b, k);
+  ir_stmt *t = h_task(&b, IR_task_range_for, 0, 4096);
+  ir_stmt *i = ir_b_loop_index(&b, t);
+  ir_stmt *fi = ir_b_cast(&b, IR_f32, i);
+  ir_stmt *v = bin(&b, IR_mul, IR_f32, ir_b_unary(&b, IR_sqrt, fi), ir_b_arg(&b, 0));
+  v = bin(&b, IR_add, IR_f32, v, ir_b_unary(&b, IR_floor, bin(&b, IR_div, IR_f32, fi, ir_b_const_float(&b, IR_f32, 3))));
+  ir_b_global_store(&b, h_ptr(&b, x, i), v);
+  const char *fill_entries[] = {"fill_task0"};
+  check_kernel(k, fill_entries, 1);
+  ir_kernel_free(k);
+
+  /* two tasks: a serial loop with integer floor division and a return that
+  ** also writes the next task's end into a global temporary, then a range_for
+  ** with atomics, a bounds check and a libdevice math call */
+  k = ir_kernel_new("mixed", p);
+  k->ret_type = IR_i32;
+  k->debug = true;
+  ir_builder_init(&b, k);
+  h_task(&b, IR_task_serial, 0, 0);
+  ir_block *top = b.block;
+  ir_stmt *s = ir_b_alloca(&b, IR_i32);
+  ir_stmt *rf = ir_b_range_for(&b, ci32(&b, 0), ci32(&b, 100));
+  b.block = rf->blocks[0];
+  ir_stmt *li = ir_b_loop_index(&b, rf);
+  ir_b_local_store(&b, s, bin(&b, IR_add, IR_i32, ir_b_local_load(&b, s), bin(&b, IR_floordiv, IR_i32, li, ci32(&b, -7))));
+  b.block = top;
+  ir_stmt *g = ir_b_op(&b, IR_global_tmp, IR_i32, 0, NULL);   /* the next task's end */
+  ir_b_global_store(&b, g, ci32(&b, 4096));
+  k->gtmp_size = 4;
+  ir_b_jump(&b, IR_return, bin(&b, IR_shl, IR_i32, ir_b_local_load(&b, s), ci32(&b, 3)));
+  t = h_task(&b, IR_task_range_for, 0, 0);
+  t->range.end_gtmp = 0;
+  i = ir_b_loop_index(&b, t);
+  ir_stmt *chk = ir_b_op(&b, IR_check_index, IR_void, 1, &i);
+  chk->aux = x->id;
+  ir_b_atomic(&b, IR_atomic_add, h_ptr(&b, cnt, ci32(&b, 0)), ci32(&b, 1));
+  ir_b_atomic(&b, IR_atomic_max, h_ptr(&b, cnt, ci32(&b, 1)), i);
+  ir_stmt *px = h_ptr(&b, x, i);
+  ir_b_global_store(&b, px, ir_b_unary(&b, IR_sin, ir_b_global_load(&b, px)));
+  const char *mixed_entries[] = {"mixed_task0", "mixed_task1"};
+  check_kernel(k, mixed_entries, 2);
+  ir_kernel_free(k);
+
+  /* a bad architecture name is an error with a message */
+  char err[256];
+  k = ir_kernel_new("bad", p);
+  CHECK(jit_emit_ptx(k, "volta", err, sizeof err) == NULL);
+  CHECK_CONTAINS(err, "sm_70");
+  ir_kernel_free(k);
+  ir_program_free(p);
+
+  if (!ptxas()) {
+    int rc = check_finish("test_ptx");
+    if (rc == 0) printf("test_ptx: ptxas not found (LT_PTXAS unset): assembly not checked, skipped\n");
+    return rc ? rc : 77;
+  }
+  return check_finish("test_ptx");
+}
