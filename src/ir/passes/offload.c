@@ -1,0 +1,411 @@
+/*
+** offload.c -- split the top level into serial and range_for tasks.
+**
+** Each top-level range_for becomes a task_range_for whose block is the loop
+** body; each run of other top-level statements becomes a task_serial. Tasks
+** run one after another (a range_for's iterations in parallel), and each is
+** compiled into its own function, so nothing but memory crosses a task
+** boundary. Hence:
+**
+**  - constant bounds go into the task's range; other bounds are stored as i32
+**    into global temporaries ("gtmp", 8 bytes a slot in a per-launch buffer)
+**    by a serial task placed right before, and range.*_gtmp name the slots;
+**  - a value used in a task other than its own is either rematerialised in
+**    the using task (const, arg, global_tmp, and a global_ptr whose indices
+**    can be had there) or stored to a fresh gtmp right after its definition
+**    and loaded at the top of the using task;
+**  - a top-level alloca used by a task other than its own becomes a gtmp: the
+**    alloca turns into its global_tmp (plus a store of zero, since allocas
+**    start zeroed), its local_load/local_store into global_load/global_store.
+**
+** Top-level const and arg statements belong to no task: every task that uses
+** one gets its own copy, so no task exists only to hold constants. A break or
+** continue that would leave a top-level loop is a user error, and a return
+** that is not in the last task sets a flag that guards the later tasks.
+*/
+#include "passes.h"
+
+typedef struct {
+  ir_kernel *k;
+  int n;                /* statements numbered before the pass: ids 0..n-1 */
+  int *stamp;           /* by id: index of the task whose copy is in repl */
+  ir_stmt **repl;       /* by id: the value's stand-in inside task `stamp` */
+  int *gtmp;            /* by id: gtmp offset the value is stored to, or -1 */
+  bool *shared;         /* by id: a top-level alloca used by another task */
+  ir_stmt ***ptr_ops;   /* by id: a global_ptr's operands before rewriting */
+  int cur;              /* index of the task being rewritten */
+  ir_stmt *task;        /* that task */
+  ir_stmt *cursor;      /* last statement of its prelude (NULL: none yet) */
+} off_state;
+
+static int new_slot(ir_kernel *k) {
+  int off = k->gtmp_size;
+  k->gtmp_size += 8;
+  return off;
+}
+
+static ir_stmt *mk(ir_kernel *k, ir_op op, ir_type t, int nops, ir_stmt *const *ops, ir_loc loc) {
+  ir_stmt *s = ir_new(k, op, t, nops, ops);
+  s->loc = loc;
+  return s;
+}
+
+static ir_stmt *mk_gtmp(ir_kernel *k, ir_type t, int off, ir_loc loc) {
+  ir_stmt *s = mk(k, IR_global_tmp, t, 0, NULL, loc);
+  s->aux = off;
+  return s;
+}
+
+static ir_stmt *new_task(ir_kernel *k, ir_op op, ir_loc loc) {
+  ir_stmt *t = mk(k, op, IR_void, 0, NULL, loc);
+  t->blocks[0] = ir_block_new(k, t);
+  ir_append(k->body, t);
+  return t;
+}
+
+/* The task holding s, or NULL for a statement in no task (top-level const/arg). */
+static ir_stmt *task_of(ir_kernel *k, ir_stmt *s) {
+  while (s && s->parent && s->parent != k->body) s = s->parent->owner;
+  return s && s->parent == k->body ? s : NULL;
+}
+
+static bool is_top_level_in_task(ir_kernel *k, const ir_stmt *s) {
+  return s->parent && s->parent->owner && s->parent->owner->parent == k->body;
+}
+
+/* Appends s to the prelude at the top of the current task. */
+static void prelude(off_state *st, ir_stmt *s) {
+  ir_block *b = st->task->blocks[0];
+  if (st->cursor) ir_insert_after(st->cursor, s);
+  else if (b->first) ir_insert_before(b->first, s);
+  else ir_append(b, s);
+  st->cursor = s;
+}
+
+/* The stand-in for value o inside the current task. Statements created by
+** this pass (ids >= n: copies, casts) are copied again when another task uses
+** them, uncached; the simplify round after offload merges duplicates. */
+static ir_stmt *resolve(off_state *st, ir_stmt *o) {
+  ir_kernel *k = st->k;
+  if (!o || task_of(k, o) == st->task) return o;
+  bool cached = o->id >= 0 && o->id < st->n;
+  if (cached && st->stamp[o->id] == st->cur) return st->repl[o->id];
+  ir_stmt *r;
+  switch (o->op) {
+  case IR_const: case IR_arg: case IR_global_tmp:
+    r = mk(k, o->op, o->type, 0, NULL, o->loc);
+    r->imm = o->imm;
+    r->aux = o->aux;
+    prelude(st, r);
+    break;
+  case IR_global_ptr: {
+    /* from the operands it had before its own task was rewritten: those may
+    ** now be stand-ins that live in that task */
+    ir_stmt *idx[IR_MAX_OPS];
+    ir_stmt **orig = cached && st->ptr_ops[o->id] ? st->ptr_ops[o->id] : o->ops;
+    for (int i = 0; i < o->nops; i++) idx[i] = resolve(st, orig[i]);
+    r = mk(k, IR_global_ptr, o->type, o->nops, idx, o->loc);
+    r->aux = o->aux;
+    prelude(st, r);
+    break;
+  }
+  default: {
+    if (!cached || !is_top_level_in_task(k, o))
+      ir_fail(k, o->loc, "offload: $%d (%s) is used outside the block that defines it",
+              o->id, ir_op_name(o->op));
+    if (st->gtmp[o->id] < 0) {
+      /* store it once, right after its definition */
+      int off = st->gtmp[o->id] = new_slot(k);
+      ir_stmt *p = mk_gtmp(k, o->type, off, o->loc);
+      ir_stmt *ops[2] = {p, o};
+      ir_stmt *store = mk(k, IR_global_store, IR_void, 2, ops, o->loc);
+      ir_insert_after(o, p);
+      ir_insert_after(p, store);
+    }
+    ir_stmt *p = mk_gtmp(k, o->type, st->gtmp[o->id], o->loc);
+    prelude(st, p);
+    r = mk(k, IR_global_load, o->type, 1, &p, o->loc);
+    prelude(st, r);
+    break;
+  }
+  }
+  if (cached) {
+    st->stamp[o->id] = st->cur;
+    st->repl[o->id] = r;
+  }
+  return r;
+}
+
+static void rewrite_block(off_state *st, ir_block *blk) {
+  if (!blk) return;
+  for (ir_stmt *u = blk->first; u; u = u->next) {
+    if (u->op == IR_local_load && u->ops[0]->op == IR_global_tmp) u->op = IR_global_load;
+    if (u->op == IR_local_store && u->ops[0]->op == IR_global_tmp) u->op = IR_global_store;
+    for (int i = 0; i < u->nops; i++) u->ops[i] = resolve(st, u->ops[i]);
+    rewrite_block(st, u->blocks[0]);
+    rewrite_block(st, u->blocks[1]);
+  }
+}
+
+/* loop_index statements of the old range_for now read the task's index,
+** which is an i32 (task bounds are i32); an index of another type is cast
+** back to it, so its users keep their types. */
+static void retarget(ir_kernel *k, ir_block *blk, ir_stmt *from, ir_stmt *to) {
+  if (!blk) return;
+  for (ir_stmt *s = blk->first; s; s = s->next) {
+    if (s->op == IR_loop_index && s->loop == from) {
+      s->loop = to;
+      if (s->type != IR_i32) {
+        ir_type t = s->type;
+        s->type = IR_i32;
+        ir_stmt *c = mk(k, IR_cast, t, 1, &s, s->loc);
+        ir_replace_uses(s->parent, s, c);
+        ir_insert_after(s, c);
+        s = c;
+      }
+    }
+    retarget(k, s->blocks[0], from, to);
+    retarget(k, s->blocks[1], from, to);
+  }
+}
+
+/* A break/continue in a loop body that leaves or restarts that loop itself
+** (jumps inside nested while/range_for belong to those). */
+static ir_stmt *own_jump(ir_block *blk) {
+  if (!blk) return NULL;
+  for (ir_stmt *s = blk->first; s; s = s->next) {
+    if (s->op == IR_break || s->op == IR_continue) return s;
+    if (s->op == IR_if) {
+      ir_stmt *j = own_jump(s->blocks[0]);
+      if (!j) j = own_jump(s->blocks[1]);
+      if (j) return j;
+    }
+  }
+  return NULL;
+}
+
+/* Stores bound v of a range_for as i32 into a fresh gtmp at the end of the
+** serial task `ser`; returns the slot. */
+static int store_bound(ir_kernel *k, ir_stmt *ser, ir_stmt *v, ir_loc loc) {
+  ir_block *b = ser->blocks[0];
+  if (v->type != IR_i32) {
+    ir_stmt *c = mk(k, IR_cast, IR_i32, 1, &v, loc);
+    ir_append(b, c);
+    v = c;
+  }
+  int off = new_slot(k);
+  ir_stmt *p = mk_gtmp(k, IR_i32, off, loc);
+  ir_append(b, p);
+  ir_stmt *ops[2] = {p, v};
+  ir_append(b, mk(k, IR_global_store, IR_void, 2, ops, loc));
+  return off;
+}
+
+static void save_ptr_ops(off_state *st, ir_block *blk) {
+  if (!blk) return;
+  for (ir_stmt *s = blk->first; s; s = s->next) {
+    if (s->op == IR_global_ptr && s->id >= 0 && s->id < st->n) {
+      ir_stmt **ops = ir_alloc(st->k, sizeof(ir_stmt *) * (size_t)(s->nops + 1));
+      for (int i = 0; i < s->nops; i++) ops[i] = s->ops[i];
+      st->ptr_ops[s->id] = ops;
+    }
+    save_ptr_ops(st, s->blocks[0]);
+    save_ptr_ops(st, s->blocks[1]);
+  }
+}
+
+static void mark_shared(off_state *st, ir_block *blk) {
+  if (!blk) return;
+  for (ir_stmt *u = blk->first; u; u = u->next) {
+    for (int i = 0; i < u->nops; i++) {
+      ir_stmt *o = u->ops[i];
+      if (o && o->op == IR_alloca && o->id >= 0 && o->id < st->n &&
+          is_top_level_in_task(st->k, o) && task_of(st->k, o) != task_of(st->k, u))
+        st->shared[o->id] = true;
+    }
+    mark_shared(st, u->blocks[0]);
+    mark_shared(st, u->blocks[1]);
+  }
+}
+
+/* A shared alloca becomes its own global_tmp, zeroed where it stood. */
+static void alloca_to_gtmp(ir_kernel *k, ir_stmt *a) {
+  a->op = IR_global_tmp;
+  a->aux = new_slot(k);
+  ir_stmt *zero = mk(k, IR_const, a->type, 0, NULL, a->loc);
+  if (ir_type_is_float(a->type)) zero->imm.fval = 0.0;
+  else zero->imm.ival = 0;
+  ir_stmt *ops[2] = {a, zero};
+  ir_stmt *store = mk(k, IR_global_store, IR_void, 2, ops, a->loc);
+  ir_insert_after(a, zero);
+  ir_insert_after(zero, store);
+}
+
+/* Turns the top-level range_for s into a task_range_for appended to the body;
+** a non-constant bound is stored by the serial task *ser (made if NULL). */
+static void make_range_task(ir_kernel *k, ir_stmt *s, ir_stmt **ser) {
+  ir_task_range r = {0, 0, -1, -1, 0};
+  for (int i = 0; i < 2; i++) {
+    ir_stmt *v = s->ops[i];
+    int64_t *bound = i ? &r.end : &r.begin;
+    int *slot = i ? &r.end_gtmp : &r.begin_gtmp;
+    if (v->op == IR_const && ir_type_is_int(v->type)) {
+      *bound = v->imm.ival;
+    } else {
+      if (!*ser) *ser = new_task(k, IR_task_serial, s->loc);
+      *slot = store_bound(k, *ser, v, s->loc);
+    }
+  }
+  ir_stmt *t = new_task(k, IR_task_range_for, s->loc);
+  t->range = r;
+  t->blocks[0] = s->blocks[0];
+  t->blocks[0]->owner = t;
+  retarget(k, t->blocks[0], s, t);
+}
+
+static bool has_return(ir_block *blk) {
+  if (!blk) return false;
+  for (ir_stmt *s = blk->first; s; s = s->next)
+    if (s->op == IR_return || has_return(s->blocks[0]) || has_return(s->blocks[1])) return true;
+  return false;
+}
+
+/* Before every return in blk: store 1 into the i32 flag at gtmp `off`. */
+static void flag_returns(ir_kernel *k, ir_block *blk, int off) {
+  if (!blk) return;
+  for (ir_stmt *s = blk->first; s; s = s->next) {
+    if (s->op == IR_return) {
+      ir_stmt *p = mk_gtmp(k, IR_i32, off, s->loc);
+      ir_stmt *one = mk(k, IR_const, IR_i32, 0, NULL, s->loc);
+      one->imm.ival = 1;
+      ir_stmt *ops[2] = {p, one};
+      ir_insert_before(s, p);
+      ir_insert_before(s, one);
+      ir_insert_before(s, mk(k, IR_global_store, IR_void, 2, ops, s->loc));
+    }
+    flag_returns(k, s->blocks[0], off);
+    flag_returns(k, s->blocks[1], off);
+  }
+}
+
+/* Emits `gtmp[off] == 0` (an i1) at the end of blk. */
+static ir_stmt *flag_clear(ir_kernel *k, ir_block *blk, int off, ir_loc loc) {
+  ir_stmt *p = mk_gtmp(k, IR_i32, off, loc);
+  ir_append(blk, p);
+  ir_stmt *v = mk(k, IR_global_load, IR_i32, 1, &p, loc);
+  ir_append(blk, v);
+  ir_stmt *z = mk(k, IR_const, IR_i32, 0, NULL, loc);
+  ir_append(blk, z);
+  ir_stmt *ops[2] = {v, z};
+  ir_stmt *c = mk(k, IR_cmp_eq, IR_i1, 2, ops, loc);
+  ir_append(blk, c);
+  return c;
+}
+
+/* A return ends the kernel, but each task is a separate function: when a
+** task that is not the last may return, a flag in a gtmp (cleared before the
+** first task, set before each return) guards every later task's body. */
+static void guard_after_returns(ir_kernel *k) {
+  ir_stmt *first = NULL;
+  for (ir_stmt *t = k->body->first; t && !first; t = t->next)
+    if (t->next && has_return(t->blocks[0])) first = t;
+  if (!first) return;
+  int off = new_slot(k);
+  ir_stmt *t0 = k->body->first;
+  ir_loc loc = first->loc;
+  if (t0->op != IR_task_serial) {
+    ir_stmt *t = mk(k, IR_task_serial, IR_void, 0, NULL, loc);
+    t->blocks[0] = ir_block_new(k, t);
+    ir_insert_before(t0, t);
+    t0 = t;
+  }
+  ir_stmt *p = mk_gtmp(k, IR_i32, off, loc);
+  ir_stmt *zero = mk(k, IR_const, IR_i32, 0, NULL, loc);
+  ir_stmt *ops[2] = {p, zero};
+  ir_stmt *store = mk(k, IR_global_store, IR_void, 2, ops, loc);
+  ir_block *b0 = t0->blocks[0];
+  if (b0->first) ir_insert_before(b0->first, p);
+  else ir_append(b0, p);
+  ir_insert_after(p, zero);
+  ir_insert_after(zero, store);
+  for (ir_stmt *t = first; t; t = t->next) {
+    if (t->next) flag_returns(k, t->blocks[0], off);
+    if (t == first) continue;
+    ir_block *body = t->blocks[0], *nb = ir_block_new(k, t);
+    ir_stmt *guard = mk(k, IR_if, IR_void, 1, NULL, t->loc);
+    guard->ops[0] = flag_clear(k, nb, off, t->loc);
+    ir_append(nb, guard);
+    guard->blocks[0] = body;
+    body->owner = guard;
+    t->blocks[0] = nb;
+  }
+}
+
+bool ir_pass_offload(ir_kernel *k) {
+  if (k->offloaded) return false;
+  /* user errors first, before anything is changed or allocated */
+  for (ir_stmt *s = k->body->first; s; s = s->next) {
+    ir_stmt *j = s->op == IR_range_for ? own_jump(s->blocks[0]) : NULL;
+    if (j)
+      ir_fail(k, j->loc,
+              "`%s` in the outermost for loop of a kernel: its iterations run in parallel, "
+              "so it cannot stop or skip ahead; guard the loop body with an `if`, or put the "
+              "loop inside a `while`",
+              ir_op_name(j->op));
+  }
+  ir_number(k);
+  off_state st = {.k = k, .n = k->next_id, .cur = -1};
+  size_t n = st.n > 0 ? (size_t)st.n : 1;
+  /* in the kernel's arena: an ir_fail below leaks nothing */
+  st.stamp = ir_alloc(k, n * sizeof *st.stamp);
+  st.repl = ir_alloc(k, n * sizeof *st.repl);
+  st.gtmp = ir_alloc(k, n * sizeof *st.gtmp);
+  st.shared = ir_alloc(k, n * sizeof *st.shared);
+  st.ptr_ops = ir_alloc(k, n * sizeof *st.ptr_ops);
+  for (size_t i = 0; i < n; i++) st.stamp[i] = -1, st.gtmp[i] = -1;
+
+  /* 1. detach the top level and regroup it into tasks */
+  ir_stmt *s = k->body->first;
+  k->body->first = k->body->last = NULL;
+  ir_stmt *ser = NULL; /* the serial task being filled, if the last task is one */
+  while (s) {
+    ir_stmt *next = s->next;
+    s->prev = s->next = NULL;
+    s->parent = NULL;
+    if (s->op == IR_const || s->op == IR_arg) {
+      /* belongs to no task: copied into each user's task by resolve */
+    } else if (s->op == IR_range_for) {
+      make_range_task(k, s, &ser);
+      ser = NULL;
+    } else {
+      if (!ser) ser = new_task(k, IR_task_serial, s->loc);
+      ir_append(ser->blocks[0], s);
+    }
+    s = next;
+  }
+
+  /* 2. top-level allocas used by other tasks become global temporaries */
+  mark_shared(&st, k->body);
+  for (ir_stmt *t = k->body->first; t; t = t->next)
+    for (ir_stmt *a = t->blocks[0]->first; a; a = a->next)
+      if (a->op == IR_alloca && a->id >= 0 && a->id < st.n && st.shared[a->id]) {
+        alloca_to_gtmp(k, a);
+        a = a->next->next; /* skip the zero store just inserted */
+      }
+
+  /* 3. give every task its own copy (or a gtmp load) of the values it uses */
+  save_ptr_ops(&st, k->body);
+  int idx = 0;
+  for (ir_stmt *t = k->body->first; t; t = t->next, idx++) {
+    st.cur = idx;
+    st.task = t;
+    st.cursor = NULL;
+    rewrite_block(&st, t->blocks[0]);
+  }
+
+  /* 4. a return stops the tasks after it */
+  guard_after_returns(k);
+
+  k->offloaded = true;
+  return true;
+}
