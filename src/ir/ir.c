@@ -392,13 +392,22 @@ ir_stmt *ir_b_global_load(ir_builder *b, ir_stmt *ptr) {
   return ir_b_op(b, IR_global_load, ptr->type, 1, &ptr);
 }
 
+void ir_mark_write(ir_kernel *k, ir_stmt *p) {
+  ir_program *prog = k->prog;
+  if (!p || p->op != IR_global_ptr || !prog || p->aux < 0 || p->aux >= prog->nsnodes) return;
+  /* a dense field needs no activation: its flag stays 0, so nothing changes */
+  if (prog->snodes[p->aux] && ir_snode_under_sparse(prog->snodes[p->aux])) p->imm.ival = 1;
+}
+
 ir_stmt *ir_b_global_store(ir_builder *b, ir_stmt *ptr, ir_stmt *v) {
   ir_stmt *ops[2] = {ptr, v};
+  ir_mark_write(b->k, ptr);
   return ir_b_op(b, IR_global_store, IR_void, 2, ops);
 }
 
 ir_stmt *ir_b_atomic(ir_builder *b, ir_op op, ir_stmt *ptr, ir_stmt *v) {
   ir_stmt *ops[2] = {ptr, v};
+  ir_mark_write(b->k, ptr);
   return ir_b_op(b, op, ptr->type, 2, ops);
 }
 
@@ -434,6 +443,62 @@ ir_stmt *ir_b_loop_index(ir_builder *b, ir_stmt *loop) {
 
 ir_stmt *ir_b_jump(ir_builder *b, ir_op op, ir_stmt *value) {
   return ir_b_op(b, op, IR_void, value ? 1 : 0, value ? &value : NULL);
+}
+
+/* ---- sparse SNodes ------------------------------------------------------------- */
+
+static ir_stmt *snode_op(ir_builder *b, ir_op op, ir_type t, int snode_id, int nidx,
+                         ir_stmt *const *idx, ir_stmt *value) {
+  ir_stmt *ops[IR_MAX_OPS] = {0};
+  int n = 0;
+  for (int i = 0; i < nidx && n < IR_MAX_INDICES; i++) ops[n++] = idx[i];
+  if (value) ops[n++] = value;
+  ir_stmt *s = ir_b_op(b, op, t, n, ops);
+  s->aux = snode_id;
+  return s;
+}
+
+ir_stmt *ir_b_snode_activate(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx) {
+  return snode_op(b, IR_snode_activate, IR_void, snode_id, nidx, idx, NULL);
+}
+
+ir_stmt *ir_b_snode_deactivate(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx) {
+  return snode_op(b, IR_snode_deactivate, IR_void, snode_id, nidx, idx, NULL);
+}
+
+ir_stmt *ir_b_snode_is_active(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx) {
+  return snode_op(b, IR_snode_is_active, IR_i1, snode_id, nidx, idx, NULL);
+}
+
+ir_stmt *ir_b_snode_append(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx,
+                           ir_stmt *value) {
+  return snode_op(b, IR_snode_append, IR_i32, snode_id, nidx, idx, value);
+}
+
+ir_stmt *ir_b_snode_length(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx) {
+  return snode_op(b, IR_snode_length, IR_i32, snode_id, nidx, idx, NULL);
+}
+
+ir_stmt *ir_b_snode_deactivate_all(ir_builder *b, int snode_id) {
+  return snode_op(b, IR_snode_deactivate_all, IR_void, snode_id, 0, NULL, NULL);
+}
+
+ir_stmt *ir_b_struct_for(ir_builder *b, int snode_id) {
+  ir_program *p = b->k->prog;
+  if (p && snode_id >= 0 && snode_id < p->nsnodes && p->snodes[snode_id] &&
+      p->snodes[snode_id]->kind == IR_SN_place && p->snodes[snode_id]->parent)
+    snode_id = p->snodes[snode_id]->parent->id;
+  ir_stmt *s = ir_b_op(b, IR_struct_for, IR_void, 0, NULL);
+  s->aux = snode_id;
+  s->blocks[0] = ir_block_new(b->k, s);
+  return s;
+}
+
+ir_stmt *ir_b_struct_index(ir_builder *b, ir_stmt *loop, int k) {
+  ir_stmt *s = ir_b_op(b, IR_loop_index, IR_i32, 0, NULL);
+  s->loop = loop;
+  s->imm.ival = k;
+  return s;
 }
 
 /* ---- walking and numbering ------------------------------------------------------ */

@@ -96,14 +96,19 @@ struct ir_stmt {
   int nops;
   ir_stmt *ops[IR_MAX_OPS];
   union {
-    int64_t ival;                  /* const of an integer type (i1: 0/1); check_index axis */
+    int64_t ival;                  /* const of an integer type (i1: 0/1); check_index axis;
+                                      loop_index: which index (0 for range loops, the
+                                      virtual index number for struct loops); global_ptr:
+                                      1 when writes through it activate sparse cells */
     double fval;                   /* const of a float type */
   } imm;
   int aux;                         /* arg: argument number; global_ptr/check_index: place
-                                      SNode id; global_tmp: byte offset */
-  ir_stmt *loop;                   /* loop_index: the range_for / task_range_for it reads */
+                                      SNode id; global_tmp: byte offset; snode_*,
+                                      struct_for and the sparse tasks: the level's SNode id */
+  ir_stmt *loop;                   /* loop_index: the range_for / task_range_for /
+                                      struct_for / task_struct_for it reads */
   ir_block *blocks[2];             /* B ops: if then/else; loops and tasks: body in [0] */
-  ir_task_range range;             /* task_range_for only */
+  ir_task_range range;             /* task_range_for; task_struct_for: block_dim only */
   ir_block *parent;
   ir_stmt *prev, *next;
   ir_loc loc;
@@ -200,6 +205,24 @@ ir_stmt *ir_b_while(ir_builder *b);
 ir_stmt *ir_b_range_for(ir_builder *b, ir_stmt *begin, ir_stmt *end);
 ir_stmt *ir_b_loop_index(ir_builder *b, ir_stmt *loop);
 ir_stmt *ir_b_jump(ir_builder *b, ir_op op, ir_stmt *value);     /* break/continue/return */
+
+/* Sparse SNodes (ops.def). snode_id names a level; idx are its virtual
+** indices (for a dynamic level's deactivate/append/length: its parent's). */
+ir_stmt *ir_b_snode_activate(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx);
+ir_stmt *ir_b_snode_deactivate(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx);
+ir_stmt *ir_b_snode_is_active(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx);  /* i1 */
+ir_stmt *ir_b_snode_append(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx,
+                           ir_stmt *value);                                               /* i32 */
+ir_stmt *ir_b_snode_length(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx);    /* i32 */
+ir_stmt *ir_b_snode_deactivate_all(ir_builder *b, int snode_id);
+/* A struct-for over the active cells of snode_id (a place stands for its
+** parent level); fill blocks[0] like ir_b_range_for's. */
+ir_stmt *ir_b_struct_for(ir_builder *b, int snode_id);
+/* Virtual index k (0-based) of the current cell of a struct_for: an i32. */
+ir_stmt *ir_b_struct_index(ir_builder *b, ir_stmt *loop, int k);
+/* Sets global_ptr p's activate flag when its field lies under a sparse level
+** (the builders of global_store and the atomics call it; so does typecheck). */
+void ir_mark_write(ir_kernel *k, ir_stmt *p);
 
 /* ---- walking -------------------------------------------------------------------- */
 

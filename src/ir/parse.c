@@ -210,7 +210,8 @@ static int axis_from_letter(const char *s) {
   return c && *c ? (int)(c - letters) : -1;
 }
 
-/* field -> 'field' NAME '<' type '>' {',' NAME '<' type '>'} {'dense' '[' axis ':' INT {',' ...} ']'} */
+/* field -> 'field' NAME '<' type '>' {',' NAME '<' type '>'} {KIND '[' axis ':' INT {',' ...} ']' ['chunk' '=' INT]}
+** KIND: dense, bitmasked, pointer, dynamic (chunk= only after a dynamic) */
 static void parse_field(parser *ps) {
   int line = ps->tok.line;
   next(ps);
@@ -227,6 +228,10 @@ static void parse_field(parser *ps) {
       if (s && s->kind == IR_SN_place && s->name && strcmp(s->name, names[nplaces]) == 0)
         perror_at(ps, line, "field '%s' is declared twice", names[nplaces]);
     }
+    for (int i = 0; i < nplaces; i++)
+      if (strcmp(names[i], names[nplaces]) == 0)
+        perror_at(ps, line, "field '%s' is placed twice in one declaration; a field is placed once",
+                  names[nplaces]);
     expect(ps, "<", "before the field's type");
     types[nplaces] = parse_type_name(ps);
     expect(ps, ">", "after the field's type");
@@ -238,14 +243,21 @@ static void parse_field(parser *ps) {
   ir_snode *node = ir_snode_root(ps->prog);
   if (!node) perror_at(ps, line, "too many SNode trees");
   ir_snode *root = node;
-  while (is_word(ps, "dense")) {
+  for (;;) {
+    int kind = ps->tok.kind == T_IDENT ? ir_snode_kind_from_name(ps->tok.text) : -1;
+    if (kind < 0 || !ir_snode_kind_is_level((ir_snode_kind)kind)) {
+      if (ps->tok.kind == T_IDENT && !is_word(ps, "field") && !is_word(ps, "kernel"))
+        fail(ps, "unknown level kind '%s' (levels: dense, bitmasked, pointer, dynamic)", ps->tok.text);
+      break;
+    }
+    const char *kn = ir_snode_kind_name((ir_snode_kind)kind);
     next(ps);
-    expect(ps, "[", "after 'dense'");
+    expect(ps, "[", "after the level kind");
     int axes[IR_MAX_INDICES];
     int64_t shape[IR_MAX_INDICES];
     int n = 0;
     while (!is_punct(ps, "]")) {
-      if (n == IR_MAX_INDICES) fail(ps, "a dense level has at most %d axes", IR_MAX_INDICES);
+      if (n == IR_MAX_INDICES) fail(ps, "a %s level has at most %d axes", kn, IR_MAX_INDICES);
       if (ps->tok.kind != T_IDENT || axis_from_letter(ps->tok.text) < 0)
         fail(ps, "expected an axis letter (i j k l m n o p), found %s", describe_tok(ps, &ps->tok));
       axes[n] = axis_from_letter(ps->tok.text);
@@ -256,8 +268,21 @@ static void parse_field(parser *ps) {
       if (!is_punct(ps, ",")) break;
       next(ps);
     }
-    expect(ps, "]", "to close the dense axes");
-    node = ir_snode_dense(ps->prog, node, n, axes, shape, err, sizeof err);
+    expect(ps, "]", "to close the level's axes");
+    if (kind == IR_SN_dynamic) {
+      int64_t chunk = 0;
+      if (is_word(ps, "chunk")) {
+        next(ps);
+        expect(ps, "=", "after chunk");
+        chunk = parse_int(ps, "a chunk size");
+        if (chunk <= 0) perror_at(ps, line, "chunk=%lld: a chunk holds at least one cell", (long long)chunk);
+      }
+      if (n != 1)
+        perror_at(ps, line, "a dynamic level is a 1-D list along exactly one axis (%d given)", n);
+      node = ir_snode_dynamic(ps->prog, node, axes[0], shape[0], chunk, err, sizeof err);
+    } else {
+      node = ir_snode_level(ps->prog, node, (ir_snode_kind)kind, n, axes, shape, err, sizeof err);
+    }
     if (!node) perror_at(ps, line, "%s", err);
   }
   for (int i = 0; i < nplaces; i++)
@@ -278,7 +303,7 @@ static int parse_field_ref(parser *ps) {
     if (id < 0 || id >= IR_MAX_SNODES) fail(ps, "SNode id %ld is out of range", id);
     int line = ps->tok.line;
     bool has_type = strcmp(end, "place") == 0;
-    if (*end && !has_type && strcmp(end, "dense") && strcmp(end, "root"))
+    if (*end && !has_type && ir_snode_kind_from_name(end) < 0)
       fail(ps, "bad SNode label '%s' (write S<id> or S<id>place<type>)", t);
     next(ps);
     if (has_type) {
@@ -306,6 +331,24 @@ static int parse_field_ref(parser *ps) {
   if (found < 0) fail(ps, "unknown field '%s' (declare it with `field %s <f32> dense [i:N]`)", t, t);
   next(ps);
   return found;
+}
+
+/* A level reference: S<id> optionally followed by its kind (S2bitmasked). */
+static int parse_level_ref(parser *ps, const char *what) {
+  const char *t = ps->tok.text;
+  if (ps->tok.kind != T_IDENT || t[0] != 'S' || !isdigit((unsigned char)t[1]))
+    fail(ps, "expected %s (an SNode level such as S1 or S1dense), found %s", what, describe_tok(ps, &ps->tok));
+  char *end;
+  long id = strtol(t + 1, &end, 10);
+  if (id < 0 || id >= IR_MAX_SNODES) fail(ps, "SNode id %ld is out of range", id);
+  int kind = *end ? ir_snode_kind_from_name(end) : -1;
+  if (*end && kind < 0) fail(ps, "bad SNode label '%s' (write S<id> or S<id><kind>, as in S2pointer)", t);
+  ir_program *p = ps->prog;
+  if (p && (id >= p->nsnodes || !p->snodes[id])) fail(ps, "no SNode S%ld in this program", id);
+  if (p && kind >= 0 && p->snodes[id]->kind != (ir_snode_kind)kind)
+    fail(ps, "S%ld is a %s, not a %s", id, ir_snode_kind_name(p->snodes[id]->kind), end);
+  next(ps);
+  return (int)id;
 }
 
 /* ---- statements --------------------------------------------------------------- */
@@ -389,6 +432,18 @@ static void parse_loc(parser *ps, ir_stmt *s, int line) {
 
 static void parse_block(parser *ps, ir_block *blk);
 
+/* '[' {$N ','} ']' into s->ops */
+static void parse_indices(parser *ps, ir_stmt *s) {
+  expect(ps, "[", "before the indices");
+  while (!is_punct(ps, "]")) {
+    if (s->nops == IR_MAX_INDICES) fail(ps, "at most %d indices", IR_MAX_INDICES);
+    s->ops[s->nops++] = parse_ref(ps, "an index");
+    if (!is_punct(ps, ",")) break;
+    next(ps);
+  }
+  expect(ps, "]", "after the indices");
+}
+
 /* stmt -> ['<' type ['*'] '>'] '$'N '=' op operands [loc] ['{' block '}' ['else' '{' block '}']] */
 static void parse_stmt(parser *ps, ir_block *blk) {
   int line = ps->tok.line;
@@ -434,14 +489,43 @@ static void parse_stmt(parser *ps, ir_block *blk) {
     break;
   case IR_global_ptr:
     s->aux = parse_field_ref(ps);
-    expect(ps, "[", "before the indices");
-    while (!is_punct(ps, "]")) {
-      if (s->nops == IR_MAX_INDICES) fail(ps, "at most %d indices", IR_MAX_INDICES);
-      s->ops[s->nops++] = parse_ref(ps, "an index");
-      if (!is_punct(ps, ",")) break;
+    parse_indices(ps, s);
+    if (is_word(ps, "activate")) {
+      s->imm.ival = 1;
       next(ps);
     }
-    expect(ps, "]", "after the indices");
+    break;
+  case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active:
+  case IR_snode_length:
+    s->aux = parse_level_ref(ps, "the SNode");
+    parse_indices(ps, s);
+    break;
+  case IR_snode_append:
+    s->aux = parse_level_ref(ps, "the dynamic SNode");
+    parse_indices(ps, s);
+    if (s->nops == IR_MAX_INDICES) fail(ps, "snode_append takes at most %d indices", IR_MAX_INDICES - 1);
+    s->ops[s->nops++] = parse_ref(ps, "the appended value");
+    break;
+  case IR_snode_deactivate_all: case IR_struct_for: case IR_task_clear_list: case IR_task_gc:
+  case IR_task_deactivate_all:
+    s->aux = parse_level_ref(ps, "the SNode");
+    break;
+  case IR_task_listgen: {
+    int par = parse_level_ref(ps, "the parent SNode");
+    expect(ps, "->", "between the parent and the child in task_listgen");
+    s->aux = parse_level_ref(ps, "the child SNode");
+    ir_program *p = ps->prog;
+    if (p && (!p->snodes[s->aux]->parent || p->snodes[s->aux]->parent->id != par))
+      perror_at(ps, line, "task_listgen S%d->S%d: S%d is not the parent of S%d", par, s->aux, par, s->aux);
+    break;
+  }
+  case IR_task_struct_for:
+    s->aux = parse_level_ref(ps, "the SNode");
+    if (is_word(ps, "block_dim")) {
+      next(ps);
+      expect(ps, "=", "after block_dim");
+      s->range.block_dim = parse_small_int(ps, "block_dim", 0, 1 << 30);
+    }
     break;
   case IR_check_index:
     s->ops[s->nops++] = parse_ref(ps, "the index to check");
@@ -451,9 +535,13 @@ static void parse_stmt(parser *ps, ir_block *blk) {
     break;
   case IR_loop_index:
     s->loop = parse_ref(ps, "the loop");
-    if (s->loop->op != IR_range_for && s->loop->op != IR_task_range_for)
-      perror_at(ps, line, "loop_index reads a range_for or task_range_for, and $%d is a %s",
+    if (s->loop->op == IR_struct_for || s->loop->op == IR_task_struct_for) {
+      s->imm.ival = parse_small_int(ps, "the index number of a struct loop's loop_index", 0,
+                                    IR_MAX_INDICES - 1);
+    } else if (s->loop->op != IR_range_for && s->loop->op != IR_task_range_for) {
+      perror_at(ps, line, "loop_index reads a range_for, struct_for or task, and $%d is a %s",
                 s->loop->id, ir_op_name(s->loop->op));
+    }
     break;
   case IR_task_range_for:
     parse_bound(ps, &s->range.begin, &s->range.begin_gtmp);

@@ -111,6 +111,31 @@ static void put_field(out *o, int id) {
   }
 }
 
+static void put_ref(out *o, const ir_stmt *s);
+
+/* A level (sparse ops, struct loops, sparse tasks) prints by its label. */
+static void put_level(out *o, int id) {
+  ir_program *p = o->k->prog;
+  char lab[64];
+  if (!p || id < 0 || id >= p->nsnodes || !p->snodes[id])
+    put(o, "S%d", id);
+  else
+    put(o, "%s", ir_snode_label(p->snodes[id], lab, sizeof lab));
+}
+
+static void put_refs(out *o, const ir_stmt *s, int n) {
+  put(o, " [");
+  for (int i = 0; i < n; i++) {
+    if (i) put(o, ", ");
+    put_ref(o, s->ops[i]);
+  }
+  put(o, "]");
+}
+
+static bool is_struct_loop(const ir_stmt *l) {
+  return l && (l->op == IR_struct_for || l->op == IR_task_struct_for);
+}
+
 static void put_const(out *o, const ir_stmt *s) {
   if (ir_type_is_float(s->type)) {
     char b[64];
@@ -167,12 +192,40 @@ static void print_stmt(out *o, const ir_stmt *s, int depth) {
   case IR_global_ptr:
     put(o, " ");
     put_field(o, s->aux);
-    put(o, " [");
-    for (int i = 0; i < s->nops; i++) {
-      if (i) put(o, ", ");
-      put_ref(o, s->ops[i]);
-    }
-    put(o, "]");
+    put_refs(o, s, s->nops);
+    if (s->imm.ival) put(o, " activate");
+    break;
+  case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active:
+  case IR_snode_length:
+    put(o, " ");
+    put_level(o, s->aux);
+    put_refs(o, s, s->nops);
+    break;
+  case IR_snode_append:
+    put(o, " ");
+    put_level(o, s->aux);
+    put_refs(o, s, s->nops > 0 ? s->nops - 1 : 0);
+    put(o, " ");
+    put_ref(o, s->nops > 0 ? s->ops[s->nops - 1] : NULL);
+    break;
+  case IR_snode_deactivate_all: case IR_struct_for: case IR_task_clear_list: case IR_task_gc:
+  case IR_task_deactivate_all:
+    put(o, " ");
+    put_level(o, s->aux);
+    break;
+  case IR_task_listgen: {
+    ir_program *p = o->k->prog;
+    const ir_snode *c = p && s->aux >= 0 && s->aux < p->nsnodes ? p->snodes[s->aux] : NULL;
+    put(o, " ");
+    put_level(o, c && c->parent ? c->parent->id : -1);
+    put(o, "->");
+    put_level(o, s->aux);
+    break;
+  }
+  case IR_task_struct_for:
+    put(o, " ");
+    put_level(o, s->aux);
+    put(o, " block_dim=%d", s->range.block_dim);
     break;
   case IR_global_tmp:
     put(o, " %d", s->aux);
@@ -189,6 +242,7 @@ static void print_stmt(out *o, const ir_stmt *s, int depth) {
   case IR_loop_index:
     put(o, " ");
     put_ref(o, s->loop);
+    if (is_struct_loop(s->loop)) put(o, " %lld", (long long)s->imm.ival);
     break;
   case IR_task_range_for:
     put_bound(o, s->range.begin, s->range.begin_gtmp);
@@ -229,20 +283,31 @@ typedef struct {
   bool *used; /* per tree */
 } tree_marks;
 
+static bool names_snode(ir_op op) {
+  switch (op) {
+  case IR_global_ptr: case IR_check_index: case IR_snode_activate: case IR_snode_deactivate:
+  case IR_snode_is_active: case IR_snode_append: case IR_snode_length:
+  case IR_snode_deactivate_all: case IR_struct_for: case IR_task_clear_list: case IR_task_listgen:
+  case IR_task_struct_for: case IR_task_gc: case IR_task_deactivate_all:
+    return true;
+  default:
+    return false;
+  }
+}
+
 static void mark_use(ir_stmt *s, void *ud) {
   tree_marks *m = ud;
-  if ((s->op == IR_global_ptr || s->op == IR_check_index) && s->aux >= 0 &&
-      s->aux < m->p->nsnodes && m->p->snodes[s->aux])
+  if (names_snode(s->op) && s->aux >= 0 && s->aux < m->p->nsnodes && m->p->snodes[s->aux])
     m->used[m->p->snodes[s->aux]->tree] = true;
 }
 
-/* A tree prints as one declaration when it is a chain of dense levels with
+/* A tree prints as one declaration when it is a chain of levels with
 ** places, named uniquely, under the last one; otherwise a comment says so. */
 static void put_tree(out *o, const ir_tree *t) {
   const ir_snode *n = t->root;
   const ir_snode *levels[64];
   int nlev = 0;
-  while (n->nchildren == 1 && n->children[0]->kind == IR_SN_dense && nlev < 64)
+  while (n->nchildren == 1 && ir_snode_kind_is_level(n->children[0]->kind) && nlev < 64)
     n = levels[nlev++] = n->children[0];
   bool ok = n->nchildren > 0;
   for (int c = 0; ok && c < n->nchildren; c++) {
@@ -262,10 +327,13 @@ static void put_tree(out *o, const ir_tree *t) {
   for (int c = 0; c < n->nchildren; c++)
     put(o, "%s%s <%s>", c ? ", " : "", n->children[c]->name, ir_type_name(n->children[c]->dtype));
   for (int l = 0; l < nlev; l++) {
-    put(o, " dense [");
-    for (int a = 0; a < levels[l]->naxes; a++)
-      put(o, "%s%c:%lld", a ? ", " : "", "ijklmnop"[levels[l]->axes[a]], (long long)levels[l]->shape[a]);
+    const ir_snode *lv = levels[l];
+    put(o, " %s [", ir_snode_kind_name(lv->kind));
+    for (int a = 0; a < lv->naxes; a++)
+      put(o, "%s%c:%lld", a ? ", " : "", "ijklmnop"[lv->axes[a]], (long long)lv->shape[a]);
     put(o, "]");
+    if (lv->kind == IR_SN_dynamic && lv->chunk_cells != ir_snode_default_chunk(lv->num_cells))
+      put(o, " chunk=%lld", (long long)lv->chunk_cells);
   }
   put(o, "\n");
 }

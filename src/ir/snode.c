@@ -1,6 +1,7 @@
 /*
 ** snode.c -- SNode trees: building with validation, layout (cell sizes,
-** component offsets, per-axis strides) and the host-side address formula.
+** component offsets, per-axis strides, sparse metadata) and the host-side
+** address formula.
 */
 #include "snode.h"
 
@@ -22,6 +23,30 @@ static const char *const kind_names[IR_SN_NUM_KINDS] = {
 
 const char *ir_snode_kind_name(ir_snode_kind k) {
   return (unsigned)k < IR_SN_NUM_KINDS ? kind_names[k] : "?";
+}
+
+int ir_snode_kind_from_name(const char *name) {
+  for (int k = 0; k < IR_SN_NUM_KINDS; k++)
+    if (strcmp(kind_names[k], name) == 0) return k;
+  return -1;
+}
+
+bool ir_snode_kind_is_sparse(ir_snode_kind k) {
+  return k == IR_SN_bitmasked || k == IR_SN_pointer || k == IR_SN_dynamic;
+}
+
+bool ir_snode_kind_is_level(ir_snode_kind k) { return k == IR_SN_dense || ir_snode_kind_is_sparse(k); }
+
+bool ir_snode_under_sparse(const ir_snode *s) {
+  for (; s; s = s->parent)
+    if (ir_snode_kind_is_sparse(s->kind)) return true;
+  return false;
+}
+
+int64_t ir_snode_default_chunk(int64_t n) {
+  int64_t c = 1;
+  while (c * c < n) c *= 2;
+  return c < n ? c : (n > 0 ? n : 1);
 }
 
 const char *ir_snode_label(const ir_snode *s, char *buf, size_t len) {
@@ -109,6 +134,11 @@ static bool check_parent(ir_program *p, ir_snode *parent, const char *what, char
              lab, what);
     return false;
   }
+  if (parent->kind == IR_SN_dynamic && strcmp(what, "place") != 0) {
+    snprintf(err, errlen, "%s: a dynamic level must be the last level and holds only places; "
+             "put the %s above the dynamic instead", lab, what);
+    return false;
+  }
   if (p->trees[parent->tree].materialized) {
     snprintf(err, errlen, "%s: its tree is already materialised (a kernel used it); build a new tree with a new root",
              lab);
@@ -127,14 +157,25 @@ static bool check_parent(ir_program *p, ir_snode *parent, const char *what, char
   return true;
 }
 
-ir_snode *ir_snode_dense(ir_program *p, ir_snode *parent, int naxes, const int *axes,
-                         const int64_t *shape, char *err, size_t errlen) {
-  if (!check_parent(p, parent, "dense", err, errlen)) return NULL;
+ir_snode *ir_snode_level(ir_program *p, ir_snode *parent, ir_snode_kind kind, int naxes,
+                         const int *axes, const int64_t *shape, char *err, size_t errlen) {
+  if (!ir_snode_kind_is_level(kind)) {
+    snprintf(err, errlen, "ir_snode_level: '%s' is not a level kind (dense, bitmasked, pointer, dynamic)",
+             ir_snode_kind_name(kind));
+    return NULL;
+  }
+  const char *kn = ir_snode_kind_name(kind);
+  if (!check_parent(p, parent, kn, err, errlen)) return NULL;
   char lab[64];
   ir_snode_label(parent, lab, sizeof lab);
   if (naxes < 1 || naxes > IR_MAX_INDICES) {
-    snprintf(err, errlen, "dense under %s: %d axes given; a level splits 1 to %d axes", lab, naxes,
+    snprintf(err, errlen, "%s under %s: %d axes given; a level splits 1 to %d axes", kn, lab, naxes,
              IR_MAX_INDICES);
+    return NULL;
+  }
+  if (kind == IR_SN_dynamic && naxes != 1) {
+    snprintf(err, errlen, "dynamic under %s: %d axes given; a dynamic level is a 1-D list along exactly one axis",
+             lab, naxes);
     return NULL;
   }
   int64_t total[IR_MAX_INDICES];
@@ -149,32 +190,56 @@ ir_snode *ir_snode_dense(ir_program *p, ir_snode *parent, int naxes, const int *
   for (int k = 0; k < naxes; k++) {
     int a = axes[k];
     if (a < 0 || a >= IR_MAX_INDICES) {
-      snprintf(err, errlen, "dense under %s: axis %d is out of range (axes are 0..%d, i.e. i..p)",
-               lab, a, IR_MAX_INDICES - 1);
+      snprintf(err, errlen, "%s under %s: axis %d is out of range (a field has at most %d indices, axes i..p)",
+               kn, lab, a, IR_MAX_INDICES);
       return NULL;
     }
     if (here[a]) {
-      snprintf(err, errlen, "dense under %s: axis %c is listed twice in one level; list each axis once",
-               lab, axis_letters[a]);
+      snprintf(err, errlen, "%s under %s: axis %c is listed twice in one level; list each axis once",
+               kn, lab, axis_letters[a]);
       return NULL;
     }
     here[a] = true;
+    if (kind == IR_SN_dynamic && used[a]) {
+      /* the list's index must be its own: a cell above already fixes it */
+      const ir_snode *q = parent;
+      for (; q; q = q->parent) {
+        bool splits = false;
+        for (int m = 0; m < q->naxes; m++) splits |= q->axes[m] == a;
+        if (splits) break;
+      }
+      char qlab[64];
+      snprintf(err, errlen, "dynamic under %s: axis %c is already split by the ancestor %s; "
+               "a dynamic level needs an axis no level above it uses",
+               lab, axis_letters[a], ir_snode_label(q, qlab, sizeof qlab));
+      return NULL;
+    }
     if (shape[k] <= 0) {
-      snprintf(err, errlen, "dense under %s: extent %lld along axis %c; extents must be > 0", lab,
+      snprintf(err, errlen, "%s under %s: extent %lld along axis %c; extents must be > 0", kn, lab,
                (long long)shape[k], axis_letters[a]);
       return NULL;
     }
     if (shape[k] >= MAX_EXTENT || total[a] * shape[k] >= MAX_EXTENT) {
       snprintf(err, errlen,
-               "dense under %s: the total extent along axis %c would be %lld x %lld; "
+               "%s under %s: the total extent along axis %c would be %lld x %lld; "
                "an index must stay below 2^31",
-               lab, axis_letters[a], (long long)total[a], (long long)shape[k]);
+               kn, lab, axis_letters[a], (long long)total[a], (long long)shape[k]);
       return NULL;
     }
   }
-  ir_snode *s = new_node(p, IR_SN_dense, parent);
+  if (ir_snode_kind_is_sparse(kind)) {
+    /* the runtime numbers the cells of a container with an i32 */
+    int64_t cells = 1;
+    for (int k = 0; k < naxes; k++) cells *= shape[k];
+    if (cells >= MAX_EXTENT) {
+      snprintf(err, errlen, "%s under %s: %lld cells in one container; a sparse level has fewer than 2^31",
+               kn, lab, (long long)cells);
+      return NULL;
+    }
+  }
+  ir_snode *s = new_node(p, kind, parent);
   if (!s) {
-    snprintf(err, errlen, "dense under %s: out of memory", lab);
+    snprintf(err, errlen, "%s under %s: out of memory", kn, lab);
     return NULL;
   }
   s->naxes = naxes;
@@ -194,6 +259,35 @@ ir_snode *ir_snode_dense(ir_program *p, ir_snode *parent, int naxes, const int *
     s->total_shape[s->nidx] = total[a];
     s->nidx++;
   }
+  return s;
+}
+
+ir_snode *ir_snode_dense(ir_program *p, ir_snode *parent, int naxes, const int *axes,
+                         const int64_t *shape, char *err, size_t errlen) {
+  return ir_snode_level(p, parent, IR_SN_dense, naxes, axes, shape, err, errlen);
+}
+
+ir_snode *ir_snode_bitmasked(ir_program *p, ir_snode *parent, int naxes, const int *axes,
+                             const int64_t *shape, char *err, size_t errlen) {
+  return ir_snode_level(p, parent, IR_SN_bitmasked, naxes, axes, shape, err, errlen);
+}
+
+ir_snode *ir_snode_pointer(ir_program *p, ir_snode *parent, int naxes, const int *axes,
+                           const int64_t *shape, char *err, size_t errlen) {
+  return ir_snode_level(p, parent, IR_SN_pointer, naxes, axes, shape, err, errlen);
+}
+
+ir_snode *ir_snode_dynamic(ir_program *p, ir_snode *parent, int axis, int64_t n,
+                           int64_t chunk_cells, char *err, size_t errlen) {
+  if (chunk_cells < 0 || (n > 0 && chunk_cells > n)) {
+    char lab[64];
+    snprintf(err, errlen, "dynamic under %s: chunk of %lld cells for a list of %lld; "
+             "a chunk holds 1 to n cells (0 picks a default)",
+             ir_snode_label(parent, lab, sizeof lab), (long long)chunk_cells, (long long)n);
+    return NULL;
+  }
+  ir_snode *s = ir_snode_level(p, parent, IR_SN_dynamic, 1, &axis, &n, err, errlen);
+  if (s) s->chunk_cells = chunk_cells ? chunk_cells : ir_snode_default_chunk(n);
   return s;
 }
 
@@ -284,7 +378,26 @@ static bool layout_node(ir_snode *s, int64_t *align, char *err, size_t errlen) {
              (long long)s->num_cells, (long long)s->cell_bytes);
     return false;
   }
-  s->container_bytes = s->num_cells * s->cell_bytes;
+  /* sizes as the runtime computes them (snode.h; rt_container_bytes) */
+  int64_t n = s->num_cells;
+  s->meta_offset = s->meta_bytes = 0;
+  switch (s->kind) {
+  case IR_SN_bitmasked:
+    s->meta_offset = align_up(n * s->cell_bytes, 8);
+    s->meta_bytes = 4 * ((n + 31) / 32);
+    s->container_bytes = align_up(s->meta_offset + s->meta_bytes, 8);
+    break;
+  case IR_SN_pointer:
+    s->meta_bytes = s->container_bytes = align_up(12 * n, 8);
+    break;
+  case IR_SN_dynamic:
+    s->meta_bytes = s->container_bytes = 16;
+    break;
+  default:
+    s->container_bytes = n * s->cell_bytes;
+    break;
+  }
+  if (ir_snode_kind_is_sparse(s->kind) && cell_align < 8) cell_align = 8;
   *align = cell_align;
   return true;
 }
@@ -313,7 +426,8 @@ int64_t ir_snode_offset(const ir_snode *place, const int64_t *idx) {
   for (int i = n - 1; i >= 0; i--) {
     const ir_snode *s = path[i];
     off += s->offset;
-    if (s->kind != IR_SN_dense) continue;
+    if (s->kind == IR_SN_pointer || s->kind == IR_SN_dynamic) return -1;
+    if (s->kind != IR_SN_dense && s->kind != IR_SN_bitmasked) continue;
     int64_t cell = 0;
     for (int k = 0; k < s->naxes; k++) {
       int a = s->axes[k];

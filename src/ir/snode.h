@@ -17,6 +17,38 @@
 ** Layout is computed by ir_snode_layout once a tree is complete
 ** ("materialised"); after that a tree never changes and its memory is one
 ** zero-filled block of tree->bytes bytes.
+**
+** Sparse levels (bitmasked, pointer, dynamic) split their axes exactly like
+** dense ones (same cell coordinates, same row-major cell numbering), and a
+** cell is laid out the same way (children's containers at their offsets,
+** cell_bytes each). What differs is where cells live and the per-container
+** metadata, at [meta_offset, meta_offset + meta_bytes) of each container.
+** The contract with the runtime (src/runtime/runtime.h, rt_container_bytes
+** and rt_alloc_bytes; the unit test test_snode_sparse.c compares them):
+**
+**   dense      [cell 0]...[cell n-1]                        no metadata
+**   bitmasked  [cell 0]...[cell n-1][pad to 8][u32 mask word per 32 cells]
+**              meta_offset = align8(n * cell_bytes), meta_bytes = 4 * ceil(n / 32);
+**              container_bytes = align8(meta_offset + meta_bytes)
+**   pointer    [u64 cell pointer 0..n-1][i32 lock 0..n-1]
+**              meta_offset = 0, meta_bytes = container_bytes = align8(12 * n);
+**              each cell (cell_bytes, rounded up to 8) comes from the SNode's
+**              allocator when activated
+**   dynamic    [i32 lock][i32 length][u64 first chunk]
+**              meta_offset = 0, meta_bytes = container_bytes = 16; the n cells
+**              (n = the capacity) live in chunks of chunk_cells cells, each
+**              chunk [u64 next chunk][cell 0]...[cell chunk_cells-1]
+**
+** Containers of sparse levels are 8-byte aligned. Cells of bitmasked levels
+** stay inside the tree's memory, so their places still have a static address
+** (ir_snode_offset); below a pointer or dynamic level they have none.
+**
+** Rules checked when a tree is built (the error names the SNode and the rule):
+** extents > 0; each axis once per level; at most 8 axes (i..p) in a field; a
+** dynamic level has exactly one axis, which no ancestor splits, and holds only
+** places (it is the last level). That a field is placed only once is the
+** front end's to check (it knows field objects; places here have names
+** only, which may come late and repeat); `field` declarations check names.
 */
 #ifndef LATTICE_SNODE_H
 #define LATTICE_SNODE_H
@@ -30,7 +62,10 @@
 #define IR_SNODE_KINDS(_) \
   _(root)                 \
   _(dense)                \
-  _(place)
+  _(place)                \
+  _(bitmasked)            \
+  _(pointer)              \
+  _(dynamic)
 
 typedef enum {
 #define K(name) IR_SN_##name,
@@ -48,11 +83,13 @@ struct ir_snode {
   ir_snode **children;
   int nchildren;
 
-  /* this level (dense) */
+  /* this level (dense, bitmasked, pointer, dynamic) */
   int naxes;                       /* physical axes split here, in listed order */
   int axes[IR_MAX_INDICES];
   int64_t shape[IR_MAX_INDICES];   /* extent along axes[k] */
-  int64_t num_cells;               /* product of shape (1 for root and place) */
+  int64_t num_cells;               /* product of shape (1 for root and place);
+                                      dynamic: its capacity */
+  int64_t chunk_cells;             /* dynamic: cells per chunk; 0 for other kinds */
 
   /* place */
   ir_type dtype;
@@ -66,8 +103,12 @@ struct ir_snode {
   /* layout (ir_snode_layout) */
   int64_t below[IR_MAX_INDICES];   /* per physical axis: product of extents under this level */
   int64_t cell_bytes;              /* bytes of one cell (children's containers, aligned) */
-  int64_t container_bytes;         /* num_cells * cell_bytes (place: size of dtype) */
+  int64_t container_bytes;         /* bytes of one container inside the parent's cell
+                                      (dense: num_cells * cell_bytes; place: size of
+                                      dtype; sparse kinds: see the top of this file) */
   int64_t offset;                  /* byte offset of this container inside the parent's cell */
+  int64_t meta_offset;             /* sparse kinds: where the per-container metadata */
+  int64_t meta_bytes;              /*   starts inside a container, and its size (0: none) */
 };
 
 typedef struct {
@@ -93,15 +134,37 @@ ir_snode *ir_snode_dense(ir_program *p, ir_snode *parent, int naxes, const int *
                          const int64_t *shape, char *err, size_t errlen);
 ir_snode *ir_snode_place(ir_program *p, ir_snode *parent, ir_type t, const char *name,
                          char *err, size_t errlen);
+/* Any level kind (dense, bitmasked, pointer, dynamic) along naxes axes;
+** ir_snode_dense is this with IR_SN_dense. */
+ir_snode *ir_snode_level(ir_program *p, ir_snode *parent, ir_snode_kind kind, int naxes,
+                         const int *axes, const int64_t *shape, char *err, size_t errlen);
+ir_snode *ir_snode_bitmasked(ir_program *p, ir_snode *parent, int naxes, const int *axes,
+                             const int64_t *shape, char *err, size_t errlen);
+ir_snode *ir_snode_pointer(ir_program *p, ir_snode *parent, int naxes, const int *axes,
+                           const int64_t *shape, char *err, size_t errlen);
+/* A dynamic level: a list of up to n cells along one axis, stored in chunks of
+** chunk_cells cells (0: ir_snode_default_chunk(n)). */
+ir_snode *ir_snode_dynamic(ir_program *p, ir_snode *parent, int axis, int64_t n,
+                           int64_t chunk_cells, char *err, size_t errlen);
+/* The smallest power of two >= sqrt(n), at most n: the default chunk size. */
+int64_t ir_snode_default_chunk(int64_t n);
 /* Computes layout of the tree rooted at root; marks it materialised. */
 bool ir_snode_layout(ir_program *p, ir_snode *root, char *err, size_t errlen);
 
 const char *ir_snode_kind_name(ir_snode_kind k);
+int ir_snode_kind_from_name(const char *name);             /* -1 if unknown */
+/* bitmasked, pointer and dynamic: cells can be inactive. */
+bool ir_snode_kind_is_sparse(ir_snode_kind k);
+/* A level: dense or a sparse kind (neither root nor place). */
+bool ir_snode_kind_is_level(ir_snode_kind k);
+/* Whether s or one of its ancestors is sparse (accesses need activation/lookup). */
+bool ir_snode_under_sparse(const ir_snode *s);
 /* "S3place<f32>" style label used by the printer (writes into buf). */
 const char *ir_snode_label(const ir_snode *s, char *buf, size_t len);
 
 /* Byte offset of the element at virtual indices idx inside its tree's memory
-** (host-side twin of what codegen emits for global_ptr). */
+** (host-side twin of what codegen emits for global_ptr); -1 when a pointer
+** or dynamic level is on the way (the element has no static address). */
 int64_t ir_snode_offset(const ir_snode *place, const int64_t *idx);
 
 #endif

@@ -103,7 +103,7 @@ static bool is_unary_arith(ir_op op) { return op >= IR_neg && op <= IR_trunc; }
 static const ir_stmt *enclosing_loop(const ir_stmt *s) {
   for (const ir_block *b = s->parent; b && b->owner; b = b->owner->parent) {
     ir_op op = b->owner->op;
-    if (op == IR_while || op == IR_range_for) return b->owner;
+    if (op == IR_while || op == IR_range_for || op == IR_struct_for) return b->owner;
     if (ir_op_flags(op) & IR_TASK) return NULL;
   }
   return NULL;
@@ -129,6 +129,86 @@ static const ir_snode *place_of(verifier *v, const ir_stmt *s) {
     return NULL;
   }
   return n;
+}
+
+/* The level (dense or sparse; not root, not place) that s->aux names. */
+static const ir_snode *level_of(verifier *v, const ir_stmt *s) {
+  ir_program *p = v->k->prog;
+  if (!p) return NULL;
+  if (s->aux < 0 || s->aux >= p->nsnodes || !p->snodes[s->aux]) {
+    bad(v, s, "S%d is not an SNode of this program", s->aux);
+    return NULL;
+  }
+  const ir_snode *n = p->snodes[s->aux];
+  if (!ir_snode_kind_is_level(n->kind)) {
+    char lab[64];
+    bad(v, s, "%s is not a level (dense, bitmasked, pointer or dynamic)%s",
+        ir_snode_label(n, lab, sizeof lab),
+        n->kind == IR_SN_place ? "; name the place's parent" : "");
+    return NULL;
+  }
+  return n;
+}
+
+static bool is_struct_loop(const ir_stmt *l) {
+  return l && (l->op == IR_struct_for || l->op == IR_task_struct_for);
+}
+
+/* Sparse ops: the SNode's kind, the number and types of the indices, the
+** result type. */
+static void check_snode_op(verifier *v, const ir_stmt *s) {
+  ir_op op = s->op;
+  int nidx = op == IR_snode_append ? s->nops - 1 : s->nops;
+  for (int i = 0; i < nidx; i++)
+    if (!ir_type_is_int(s->ops[i]->type) || s->ops[i]->type == IR_i1)
+      bad(v, s, "index $%d is %s, not an integer", s->ops[i]->id, ir_type_name(s->ops[i]->type));
+  ir_type want = op == IR_snode_is_active ? IR_i1
+                 : op == IR_snode_append || op == IR_snode_length ? IR_i32 : IR_void;
+  if (s->type != want) bad(v, s, "%s gives %s, not %s", ir_op_name(op), ir_type_name(want), ir_type_name(s->type));
+  const ir_snode *n = level_of(v, s);
+  if (!n) return;
+  char lab[64];
+  ir_snode_label(n, lab, sizeof lab);
+  bool dyn = n->kind == IR_SN_dynamic;
+  if ((op == IR_snode_append || op == IR_snode_length) && !dyn) {
+    bad(v, s, "%s is a %s; %s works on dynamic levels", lab, ir_snode_kind_name(n->kind), ir_op_name(op));
+    return;
+  }
+  if (op == IR_snode_deactivate && !ir_snode_kind_is_sparse(n->kind)) {
+    bad(v, s, "%s is dense: its cells are always active and cannot be deactivated", lab);
+    return;
+  }
+  /* a dynamic's list as a whole: the parent cell's indices */
+  bool whole = dyn && (op == IR_snode_deactivate || op == IR_snode_append || op == IR_snode_length);
+  int want_idx = whole ? n->parent->nidx : n->nidx;
+  if (nidx != want_idx) {
+    bad(v, s, "%s takes %d indices%s, %d given", lab, want_idx,
+        whole ? " (those of the dynamic's parent cell)" : "", nidx);
+    return;
+  }
+  if (op == IR_snode_append) {
+    if (n->nchildren != 1 || n->children[0]->kind != IR_SN_place) {
+      bad(v, s, "%s must hold exactly one place to append a value to (it has %d children)", lab, n->nchildren);
+      return;
+    }
+    ir_type vt = s->ops[s->nops - 1]->type, pt = n->children[0]->dtype;
+    if ((v->flags & IR_VERIFY_TYPES) && vt != pt)
+      bad(v, s, "appends a %s to a list of %s", ir_type_name(vt), ir_type_name(pt));
+  }
+}
+
+/* Sparse tasks and struct_for: the SNode's kind. */
+static void check_level_stmt(verifier *v, const ir_stmt *s) {
+  const ir_snode *n = level_of(v, s);
+  if (!n) return;
+  char lab[64];
+  ir_snode_label(n, lab, sizeof lab);
+  if (s->op == IR_task_gc && n->kind != IR_SN_pointer && n->kind != IR_SN_dynamic)
+    bad(v, s, "%s is a %s; only pointer and dynamic levels have memory to collect", lab,
+        ir_snode_kind_name(n->kind));
+  /* (snode_deactivate_all may name a dense level: the sparse ones under it are meant) */
+  if (s->op == IR_task_deactivate_all && !ir_snode_kind_is_sparse(n->kind))
+    bad(v, s, "%s is dense: its cells cannot be deactivated", lab);
 }
 
 static void check_types(verifier *v, const ir_stmt *s) {
@@ -218,6 +298,8 @@ static void check_types(verifier *v, const ir_stmt *s) {
     for (int i = 0; i < s->nops; i++)
       if (!ir_type_is_int(s->ops[i]->type) || s->ops[i]->type == IR_i1)
         bad(v, s, "index $%d is %s, not an integer", s->ops[i]->id, ir_type_name(s->ops[i]->type));
+    if (s->imm.ival != 0 && s->imm.ival != 1)
+      bad(v, s, "the activate flag is %lld (0 or 1)", (long long)s->imm.ival);
     const ir_snode *n = place_of(v, s);
     if (n && n->nidx != s->nops) {
       char lab[64];
@@ -237,6 +319,26 @@ static void check_types(verifier *v, const ir_stmt *s) {
   }
   case IR_loop_index:
     if (!ir_type_is_int(s->type) || s->type == IR_i1) bad(v, s, "a loop index is an integer, not %s", tn);
+    if (is_struct_loop(s->loop)) {
+      ir_program *p = k->prog;
+      int id = s->loop->aux;
+      int nidx = p && id >= 0 && id < p->nsnodes && p->snodes[id] ? p->snodes[id]->nidx : IR_MAX_INDICES;
+      if (s->imm.ival < 0 || s->imm.ival >= nidx)
+        bad(v, s, "reads index %lld of $%d (%s), which has %d indices", (long long)s->imm.ival,
+            s->loop->id, ir_op_name(s->loop->op), nidx);
+      else if (s->type != IR_i32)
+        bad(v, s, "the index of a struct loop is an i32, not %s", tn);
+    } else if (s->imm.ival != 0) {
+      bad(v, s, "a range loop has one index (0), not %lld", (long long)s->imm.ival);
+    }
+    break;
+  case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active:
+  case IR_snode_append: case IR_snode_length:
+    check_snode_op(v, s);
+    break;
+  case IR_snode_deactivate_all: case IR_struct_for: case IR_task_clear_list: case IR_task_listgen:
+  case IR_task_struct_for: case IR_task_gc: case IR_task_deactivate_all:
+    check_level_stmt(v, s);
     break;
   case IR_return:
     if (s->nops == 1 && k->ret_type == IR_void)
@@ -298,8 +400,9 @@ static void check_stmt(verifier *v, const ir_stmt *s, const ir_block *blk, const
 
   /* placement */
   if (s->op == IR_loop_index) {
-    if (!s->loop || (s->loop->op != IR_range_for && s->loop->op != IR_task_range_for))
-      bad(v, s, "does not refer to a range_for or task_range_for");
+    if (!s->loop || (s->loop->op != IR_range_for && s->loop->op != IR_task_range_for &&
+                     !is_struct_loop(s->loop)))
+      bad(v, s, "does not refer to a range_for, struct_for or loop task");
     else if (!encloses(s->loop, s))
       bad(v, s, "reads the index of $%d (%s), which does not enclose it", s->loop->id,
           ir_op_name(s->loop->op));

@@ -407,6 +407,68 @@ static void test_mutations(void) {
   free(t);
 }
 
+/* The sparse ops: a pre-offload kernel and an offloaded one over
+** root -> pointer [i:4] -> dense [j:8] -> y and root -> dense [i:2] -> dynamic [j:16] -> z. */
+static void build_sparse(ir_program *p) {
+  char err[256];
+  ir_snode *r = ir_snode_root(p);
+  ir_snode *ptr = ir_snode_pointer(p, r, 1, (int[]){0}, (int64_t[]){4}, err, sizeof err);
+  ir_snode *d = ir_snode_dense(p, ptr, 1, (int[]){1}, (int64_t[]){8}, err, sizeof err);
+  ir_snode *y = ir_snode_place(p, d, IR_f32, "y", err, sizeof err);
+  CHECKF(y && ir_snode_layout(p, r, err, sizeof err), "%s", err);
+  ir_snode *r2 = ir_snode_root(p);
+  ir_snode *d2 = ir_snode_dense(p, r2, 1, (int[]){0}, (int64_t[]){2}, err, sizeof err);
+  ir_snode *dyn = ir_snode_dynamic(p, d2, 1, 16, 0, err, sizeof err);
+  CHECKF(dyn && ir_snode_place(p, dyn, IR_i32, "z", err, sizeof err), "%s", err);
+  CHECKF(ir_snode_layout(p, r2, err, sizeof err), "%s", err);
+
+  ir_kernel *k = ir_kernel_new("sparse_ops", p);
+  k->nargs = 1;
+  k->arg_types[0] = IR_i32;
+  ir_builder b;
+  ir_builder_init(&b, k);
+  ir_stmt *n = ir_b_arg(&b, 0);
+  ir_b_snode_activate(&b, ptr->id, 1, &n);
+  ir_b_snode_is_active(&b, ptr->id, 1, &n);
+  ir_b_snode_deactivate(&b, ptr->id, 1, &n);
+  ir_b_snode_append(&b, dyn->id, 1, &n, n);
+  ir_b_snode_length(&b, dyn->id, 1, &n);
+  ir_b_snode_deactivate_all(&b, ptr->id);
+  ir_stmt *sf = ir_b_struct_for(&b, y->id);
+  CHECK(sf->aux == d->id); /* a place stands for its parent level */
+  b.block = sf->blocks[0];
+  ir_stmt *ij[2] = {ir_b_struct_index(&b, sf, 0), ir_b_struct_index(&b, sf, 1)};
+  ir_stmt *gp = ir_b_global_ptr(&b, y->id, 2, ij);
+  ir_b_global_store(&b, gp, ir_b_const_float(&b, IR_f32, 1.5));
+  CHECK(gp->imm.ival == 1); /* a write into a sparse field activates */
+  roundtrip(k, p);
+  char *text = ir_print_ex(k, IR_PRINT_FIELDS);
+  CHECKF(strstr(text, "field y <f32> pointer [i:4] dense [j:8]\n") &&
+         strstr(text, "field z <i32> dense [i:2] dynamic [j:16]\n"), "%s", text);
+  free(text);
+  ir_kernel_free(k);
+
+  k = ir_kernel_new("sparse_tasks", p);
+  k->offloaded = true;
+  ir_builder_init(&b, k);
+  ir_b_op(&b, IR_task_clear_list, IR_void, 0, NULL)->aux = ptr->id;
+  ir_b_op(&b, IR_task_listgen, IR_void, 0, NULL)->aux = ptr->id;
+  ir_b_op(&b, IR_task_clear_list, IR_void, 0, NULL)->aux = d->id;
+  ir_b_op(&b, IR_task_listgen, IR_void, 0, NULL)->aux = d->id;
+  ir_stmt *t = ir_b_op(&b, IR_task_struct_for, IR_void, 0, NULL);
+  t->aux = d->id;
+  t->range.block_dim = 32;
+  t->blocks[0] = ir_block_new(k, t);
+  b.block = t->blocks[0];
+  ir_stmt *j = ir_b_struct_index(&b, t, 1);
+  ir_b_snode_deactivate(&b, ptr->id, 1, &j);
+  b.block = k->body;
+  ir_b_op(&b, IR_task_gc, IR_void, 0, NULL)->aux = ptr->id;
+  ir_b_op(&b, IR_task_deactivate_all, IR_void, 0, NULL)->aux = dyn->id;
+  roundtrip(k, p);
+  ir_kernel_free(k);
+}
+
 /* docs/ir.md documents every op of ops.def (a table row naming it). */
 static void test_docs_in_sync(void) {
   const char *dir = getenv("LT_SOURCE_DIR");
@@ -439,6 +501,7 @@ int main(void) {
   CHECK(ir_snode_layout(p, r, err, sizeof err));
   build_serial(p, x);
   build_offloaded(p);
+  build_sparse(p);
   for (int op = 0; op < IR_NUM_OPS; op++) CHECKF(seen[op], "op %s is not covered", ir_op_name((ir_op)op));
   ir_program_free(p);
   test_text();

@@ -5,7 +5,8 @@
 ** (2) drop the statements after a break/continue/return in the same block
 ** (they can never run); (3) count uses; (4) sweep every block from
 ** its end, children before their owner, so a whole chain of dead values dies in
-** one run. Removed: pure statements and loads with no users; an `if` whose two
+** one run. Removed: pure statements and loads (also snode_is_active and
+** snode_length, which read like loads) with no users; an `if` whose two
 ** blocks are empty; a task_serial whose block is empty; an alloca that is never
 ** read (with its stores). Everything with an effect stays.
 */
@@ -108,7 +109,9 @@ static void sweep(dce_state *st, ir_block *blk) {
     bool unused = s->id >= 0 && s->id < st->n && st->uses[s->id] == 0;
     bool dead = false;
     switch (s->op) {
-    case IR_local_load: case IR_global_load: dead = unused; break;
+    case IR_local_load: case IR_global_load: case IR_snode_is_active: case IR_snode_length:
+      dead = unused;
+      break;
     case IR_if: dead = empty(s->blocks[0]) && empty(s->blocks[1]); break;
     case IR_task_serial: dead = empty(s->blocks[0]); break;
     case IR_alloca:

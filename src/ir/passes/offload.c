@@ -22,8 +22,22 @@
 ** one gets its own copy, so no task exists only to hold constants. A break or
 ** continue that would leave a top-level loop is a user error, and a return
 ** that is not in the last task sets a flag that guards the later tasks.
+**
+** Sparse SNodes (seeds/internal-designs.md, "List generation"): a top-level
+** struct_for over level S becomes, for each level L from the root's child
+** down to S, `task_clear_list L` + `task_listgen parent(L)->L`, then a
+** `task_struct_for S` whose body is the loop body: it walks S's list of
+** active containers and enumerates their active cells on the fly. The root's
+** list always holds its one container and is never rebuilt. A top-level
+** snode_deactivate_all S becomes, for each sparse level D under S (S
+** included), deepest first so that no cell is freed before its descendants:
+** D's lists, `task_deactivate_all D`, and `task_gc D` for pointer/dynamic D.
+** Every other task that may deactivate (holds snode_deactivate) is followed
+** by a `task_gc` per pointer/dynamic level it deactivates, so freed cells are
+** recycled before the next task allocates.
 */
 #include "passes.h"
+#include "../snode.h"
 
 typedef struct {
   ir_kernel *k;
@@ -106,6 +120,7 @@ static ir_stmt *resolve(off_state *st, ir_stmt *o) {
     for (int i = 0; i < o->nops; i++) idx[i] = resolve(st, orig[i]);
     r = mk(k, IR_global_ptr, o->type, o->nops, idx, o->loc);
     r->aux = o->aux;
+    r->imm = o->imm; /* the activate flag */
     prelude(st, r);
     break;
   }
@@ -263,6 +278,100 @@ static void make_range_task(ir_kernel *k, ir_stmt *s, ir_stmt **ser) {
   retarget(k, t->blocks[0], s, t);
 }
 
+/* ---- sparse SNodes ------------------------------------------------------------ */
+
+static ir_snode *snode_at(ir_kernel *k, int id, ir_loc loc) {
+  ir_program *p = k->prog;
+  if (!p || id < 0 || id >= p->nsnodes || !p->snodes[id])
+    ir_fail(k, loc, "offload: S%d is not an SNode of this kernel's program", id);
+  return p->snodes[id];
+}
+
+static ir_stmt *level_task(ir_kernel *k, ir_op op, int snode, ir_loc loc) {
+  ir_stmt *t = mk(k, op, IR_void, 0, NULL, loc);
+  t->aux = snode;
+  ir_append(k->body, t);
+  return t;
+}
+
+/* clear_list + listgen for every level from the root's child down to s. */
+static void make_lists(ir_kernel *k, ir_snode *s, ir_loc loc) {
+  ir_snode *path[64];
+  int n = 0;
+  for (ir_snode *q = s; q && q->parent && n < 64; q = q->parent) path[n++] = q;
+  for (int i = n - 1; i >= 0; i--) {
+    level_task(k, IR_task_clear_list, path[i]->id, loc);
+    level_task(k, IR_task_listgen, path[i]->id, loc);
+  }
+}
+
+static void make_struct_task(ir_kernel *k, ir_stmt *s) {
+  make_lists(k, snode_at(k, s->aux, s->loc), s->loc);
+  ir_stmt *t = new_task(k, IR_task_struct_for, s->loc);
+  t->aux = s->aux;
+  t->blocks[0] = s->blocks[0];
+  t->blocks[0]->owner = t;
+  retarget(k, t->blocks[0], s, t);
+}
+
+/* Post-order: the sparse levels under n (n included), deepest first. */
+static void deactivate_all_below(ir_kernel *k, ir_snode *n, ir_loc loc) {
+  for (int c = 0; c < n->nchildren; c++) deactivate_all_below(k, n->children[c], loc);
+  if (!ir_snode_kind_is_sparse(n->kind)) return;
+  make_lists(k, n, loc);
+  level_task(k, IR_task_deactivate_all, n->id, loc);
+  if (n->kind == IR_SN_pointer || n->kind == IR_SN_dynamic) level_task(k, IR_task_gc, n->id, loc);
+}
+
+/* Marks in `gc` (by SNode id) the pointer/dynamic levels blk deactivates. */
+static void collect_deactivated(ir_kernel *k, ir_block *blk, bool *gc) {
+  if (!blk) return;
+  for (ir_stmt *s = blk->first; s; s = s->next) {
+    if (s->op == IR_snode_deactivate) {
+      ir_snode *n = snode_at(k, s->aux, s->loc);
+      if (n->kind == IR_SN_pointer || n->kind == IR_SN_dynamic) gc[n->id] = true;
+    }
+    collect_deactivated(k, s->blocks[0], gc);
+    collect_deactivated(k, s->blocks[1], gc);
+  }
+}
+
+static void insert_gc_tasks(ir_kernel *k) {
+  int n = k->prog ? k->prog->nsnodes : 0;
+  if (n == 0) return;
+  bool *gc = ir_alloc(k, (size_t)n * sizeof *gc);
+  for (ir_stmt *t = k->body->first; t; t = t->next) {
+    if (!t->blocks[0]) continue;
+    for (int i = 0; i < n; i++) gc[i] = false;
+    collect_deactivated(k, t->blocks[0], gc);
+    for (int i = n - 1; i >= 0; i--) /* after t, in increasing id order */
+      if (gc[i]) {
+        ir_stmt *g = mk(k, IR_task_gc, IR_void, 0, NULL, t->loc);
+        g->aux = i;
+        ir_insert_after(t, g);
+      }
+  }
+}
+
+/* struct_for and snode_deactivate_all act on whole structures in parallel:
+** only at the top level of a kernel. */
+static void check_nested_sparse(ir_kernel *k, ir_block *blk) {
+  if (!blk) return;
+  for (ir_stmt *s = blk->first; s; s = s->next) {
+    if (s->op == IR_struct_for)
+      ir_fail(k, s->loc,
+              "a struct-for (`for i in field do`) inside another statement: it runs over the "
+              "active cells in parallel, so it must be at the outermost level of the kernel; "
+              "move it out, or loop with a range `for` here");
+    if (s->op == IR_snode_deactivate_all)
+      ir_fail(k, s->loc,
+              "deactivate_all() inside a loop or `if`: it runs as its own parallel step, so it "
+              "must be at the outermost level of the kernel");
+    check_nested_sparse(k, s->blocks[0]);
+    check_nested_sparse(k, s->blocks[1]);
+  }
+}
+
 static bool has_return(ir_block *blk) {
   if (!blk) return false;
   for (ir_stmt *s = blk->first; s; s = s->next)
@@ -330,7 +439,8 @@ static void guard_after_returns(ir_kernel *k) {
   ir_insert_after(zero, store);
   for (ir_stmt *t = first; t; t = t->next) {
     if (t->next) flag_returns(k, t->blocks[0], off);
-    if (t == first) continue;
+    /* list, gc and deactivate_all tasks have no body to guard (see docs/ir.md) */
+    if (t == first || !t->blocks[0]) continue;
     ir_block *body = t->blocks[0], *nb = ir_block_new(k, t);
     ir_stmt *guard = mk(k, IR_if, IR_void, 1, NULL, t->loc);
     guard->ops[0] = flag_clear(k, nb, off, t->loc);
@@ -345,7 +455,9 @@ bool ir_pass_offload(ir_kernel *k) {
   if (k->offloaded) return false;
   /* user errors first, before anything is changed or allocated */
   for (ir_stmt *s = k->body->first; s; s = s->next) {
-    ir_stmt *j = s->op == IR_range_for ? own_jump(s->blocks[0]) : NULL;
+    ir_stmt *j = s->op == IR_range_for || s->op == IR_struct_for ? own_jump(s->blocks[0]) : NULL;
+    check_nested_sparse(k, s->blocks[0]);
+    check_nested_sparse(k, s->blocks[1]);
     if (j)
       ir_fail(k, j->loc,
               "`%s` in the outermost for loop of a kernel: its iterations run in parallel, "
@@ -377,6 +489,12 @@ bool ir_pass_offload(ir_kernel *k) {
     } else if (s->op == IR_range_for) {
       make_range_task(k, s, &ser);
       ser = NULL;
+    } else if (s->op == IR_struct_for) {
+      make_struct_task(k, s);
+      ser = NULL;
+    } else if (s->op == IR_snode_deactivate_all) {
+      deactivate_all_below(k, snode_at(k, s->aux, s->loc), s->loc);
+      ser = NULL;
     } else {
       if (!ser) ser = new_task(k, IR_task_serial, s->loc);
       ir_append(ser->blocks[0], s);
@@ -387,7 +505,7 @@ bool ir_pass_offload(ir_kernel *k) {
   /* 2. top-level allocas used by other tasks become global temporaries */
   mark_shared(&st, k->body);
   for (ir_stmt *t = k->body->first; t; t = t->next)
-    for (ir_stmt *a = t->blocks[0]->first; a; a = a->next)
+    for (ir_stmt *a = t->blocks[0] ? t->blocks[0]->first : NULL; a; a = a->next)
       if (a->op == IR_alloca && a->id >= 0 && a->id < st.n && st.shared[a->id]) {
         alloca_to_gtmp(k, a);
         a = a->next->next; /* skip the zero store just inserted */
@@ -403,7 +521,10 @@ bool ir_pass_offload(ir_kernel *k) {
     rewrite_block(&st, t->blocks[0]);
   }
 
-  /* 4. a return stops the tasks after it */
+  /* 4. freed sparse cells are recycled after each task that may free some */
+  insert_gc_tasks(k);
+
+  /* 5. a return stops the tasks after it */
   guard_after_returns(k);
 
   k->offloaded = true;

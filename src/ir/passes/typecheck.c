@@ -11,6 +11,7 @@
 ** a condition) go through ir_fail with a message that says what to write.
 */
 #include "passes.h"
+#include "../snode.h"
 
 typedef struct {
   ir_kernel *k;
@@ -125,6 +126,14 @@ static void check_cond(tc_state *st, ir_stmt *s, ir_stmt *c, const char *what) {
     ir_fail(st->k, s->loc,
             "the condition of %s is a %s, not a boolean: compare it explicitly (x ~= 0)", what,
             ir_type_name(c->type));
+}
+
+/* A write through a global_ptr into a sparse field activates its cells:
+** the flag keeps the pointer apart from a read-only one in CSE. */
+static void mark_write(tc_state *st, ir_stmt *p) {
+  int64_t before = p->op == IR_global_ptr ? p->imm.ival : 0;
+  ir_mark_write(st->k, p);
+  if (p->op == IR_global_ptr && p->imm.ival != before) st->changed = true;
 }
 
 static void check(ir_stmt *s, void *ud) {
@@ -254,9 +263,11 @@ static void check(ir_stmt *s, void *ud) {
     set_type(st, s, s->ops[0]->type);
     break;
   case IR_global_store:
+    mark_write(st, s->ops[0]);
     assign(st, s, 1, s->ops[0]->type, "field");
     break;
   case IR_atomic_add: case IR_atomic_sub: case IR_atomic_min: case IR_atomic_max:
+    mark_write(st, s->ops[0]);
     if (!is_num(s->ops[0]->type))
       ir_fail(k, s->loc, "`%s` on a %s field: atomics need a numeric field", ir_op_name(op),
               ir_type_name(s->ops[0]->type));
@@ -285,8 +296,27 @@ static void check(ir_stmt *s, void *ud) {
   case IR_loop_index:
     /* visited after its loop, whose bounds now have their final type */
     if (s->loop && s->loop->op == IR_range_for) set_type(st, s, s->loop->ops[0]->type);
-    else if (s->loop && s->loop->op == IR_task_range_for) set_type(st, s, IR_i32);
+    else if (s->loop) set_type(st, s, IR_i32); /* tasks and struct loops count in i32 */
     break;
+  case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active:
+  case IR_snode_append: case IR_snode_length: {
+    int nidx = op == IR_snode_append ? s->nops - 1 : s->nops;
+    for (int i = 0; i < nidx; i++) {
+      if (!is_plain_int(s->ops[i]->type))
+        ir_fail(k, s->loc,
+                "SNode index %d is a %s: indices must be integers (use lt.cast(x, lt.i32))",
+                i + 1, ir_type_name(s->ops[i]->type));
+      convert(st, s, i, IR_i32);
+    }
+    if (op == IR_snode_append && nidx >= 0) {
+      const ir_snode *n = k->prog && s->aux >= 0 && s->aux < k->prog->nsnodes ? k->prog->snodes[s->aux] : NULL;
+      if (!n || n->kind != IR_SN_dynamic || n->nchildren != 1 || n->children[0]->kind != IR_SN_place)
+        ir_fail(k, s->loc, "lt.append needs a dynamic SNode holding exactly one field");
+      assign(st, s, nidx, n->children[0]->dtype, "dynamic list");
+    }
+    set_type(st, s, op == IR_snode_is_active ? IR_i1 : op == IR_snode_append || op == IR_snode_length ? IR_i32 : IR_void);
+    break;
+  }
   case IR_return:
     if (s->nops > 0 && k->ret_type != IR_void) assign(st, s, 0, k->ret_type, "kernel result");
     break;

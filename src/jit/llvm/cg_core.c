@@ -123,8 +123,23 @@ LLVMValueRef cg_int_convert(cg *c, LLVMValueRef v, bool is_signed, LLVMTypeRef t
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
+/* The sparse-SNode statements (ops.def) have no code generation yet. */
+static bool is_sparse_op(ir_op op) {
+  switch (op) {
+  case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active: case IR_snode_append:
+  case IR_snode_length: case IR_snode_deactivate_all: case IR_struct_for: case IR_task_clear_list:
+  case IR_task_listgen: case IR_task_struct_for: case IR_task_gc: case IR_task_deactivate_all:
+    return true;
+  default:
+    return false;
+  }
+}
+
 static void stmt(cg *c, ir_stmt *s) {
   cg_open(c);
+  if (is_sparse_op(s->op))
+    cg_fail(c, s, "'%s': sparse SNodes (bitmasked, pointer, dynamic) are not supported yet by "
+            "the code generator", ir_op_name(s->op));
   if (cg_arith(c, s) || cg_memory(c, s) || cg_control(c, s)) return;
   cg_fail(c, s, "statement '%s' cannot be compiled here (is the kernel offloaded?)",
           ir_op_name(s->op));
@@ -193,6 +208,9 @@ bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *
     if (!(ir_op_flags(s->op) & IR_TASK))
       cg_fail(c, s, "top-level statement '%s' is not a task (is the kernel offloaded?)",
               ir_op_name(s->op));
+    if (s->op != IR_task_serial && s->op != IR_task_range_for)
+      cg_fail(c, s, "'%s': sparse SNodes (bitmasked, pointer, dynamic) are not supported yet by "
+              "the code generator", ir_op_name(s->op));
     char *name = out->names[out->ntasks];
     snprintf(name, sizeof out->names[0], "%s_task%d", prefix, out->ntasks);
     LLVMValueRef fn = task_function(c, s, name);

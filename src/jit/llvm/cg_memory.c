@@ -42,6 +42,9 @@ static ir_snode *place_of(cg *c, ir_stmt *s) {
     cg_fail(c, s, "'%s' names SNode %d, which this kernel's program does not have", ir_op_name(s->op), s->aux);
   ir_snode *sn = p->snodes[s->aux];
   if (sn->kind != IR_SN_place) cg_fail(c, s, "SNode %d is not a place", s->aux);
+  if (ir_snode_under_sparse(sn))
+    cg_fail(c, s, "field '%s' lies under a sparse SNode (bitmasked, pointer, dynamic): not supported yet by the "
+            "code generator", sn->name ? sn->name : "?");
   if (!p->trees[sn->tree].materialized)
     cg_fail(c, s, "field '%s' belongs to a tree whose layout was not computed", sn->name ? sn->name : "?");
   return sn;
