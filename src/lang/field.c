@@ -1,0 +1,180 @@
+/*
+** field.c -- host (Lua-scope) access to field elements: x[i][j], x[i][j] = v,
+** x:fill(v), x:to_table(). Every access is bounds-checked; a bad index returns
+** nil plus a message so the Lua side can raise it at the user's line.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "lang.h"
+
+static ir_snode *check_place(lua_State *L, lang_program *p, int idx, char **mem) {
+  lua_Integer id = luaL_checkinteger(L, idx);
+  if (id < 0 || id >= p->ir->nsnodes || !p->ir->snodes[id] ||
+      p->ir->snodes[id]->kind != IR_SN_place)
+    luaL_error(L, "internal error: SNode %d is not a place", (int)id);
+  ir_snode *s = p->ir->snodes[id];
+  *mem = lang_tree_memory(p, s);
+  if (!*mem) luaL_error(L, "internal error: field '%s' is not materialised", s->name);
+  return s;
+}
+
+static void push_elem(lua_State *L, ir_type t, const char *ptr) {
+  switch (t) {
+#define INT(T, ctype) case IR_##T: { ctype v; memcpy(&v, ptr, sizeof v); lua_pushinteger(L, (lua_Integer)v); break; }
+  INT(i8, int8_t) INT(i16, int16_t) INT(i32, int32_t) INT(i64, int64_t)
+  INT(u8, uint8_t) INT(u16, uint16_t) INT(u32, uint32_t) INT(u64, uint64_t)
+#undef INT
+  case IR_f32: { float v; memcpy(&v, ptr, sizeof v); lua_pushnumber(L, v); break; }
+  case IR_f64: { double v; memcpy(&v, ptr, sizeof v); lua_pushnumber(L, v); break; }
+  default: lua_pushnil(L); break;
+  }
+}
+
+/* Writes the Lua value at idx; integers wrap to the width, floats round. The
+** Lua side has already rejected non-numbers and non-integral floats for
+** integer fields. */
+static void store_elem(lua_State *L, ir_type t, char *ptr, int idx) {
+  if (ir_type_is_float(t)) {
+    double d = luaL_checknumber(L, idx);
+    if (t == IR_f32) { float f = (float)d; memcpy(ptr, &f, sizeof f); }
+    else memcpy(ptr, &d, sizeof d);
+    return;
+  }
+  lua_Integer v;
+  if (lua_isinteger(L, idx)) v = lua_tointeger(L, idx);
+  else {
+    int ok;
+    v = lua_tointegerx(L, idx, &ok);
+    if (!ok) luaL_error(L, "value is not an integer");
+  }
+  uint64_t u = (uint64_t)v;
+  switch (ir_type_bits(t)) {
+  case 8: { uint8_t x = (uint8_t)u; memcpy(ptr, &x, 1); break; }
+  case 16: { uint16_t x = (uint16_t)u; memcpy(ptr, &x, 2); break; }
+  case 32: { uint32_t x = (uint32_t)u; memcpy(ptr, &x, 4); break; }
+  default: memcpy(ptr, &u, 8); break;
+  }
+}
+
+static void shape_text(const ir_snode *s, char *buf, size_t len) {
+  size_t n = 0;
+  n += snprintf(buf + n, len - n, "(");
+  for (int i = 0; i < s->nidx && n < len; i++)
+    n += snprintf(buf + n, len - n, "%s%lld", i ? ", " : "", (long long)s->total_shape[i]);
+  if (n < len) snprintf(buf + n, len - n, ")");
+}
+
+/* Reads nidx indices from the stack starting at first; on a bad one pushes
+** nil + message and returns false. */
+static bool read_indices(lua_State *L, const ir_snode *s, int first, int64_t *idx) {
+  int given = lua_gettop(L) - first + 1;
+  if (given != s->nidx) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "field '%s' has %d indices, got %d", s->name, s->nidx, given);
+    return false;
+  }
+  for (int i = 0; i < s->nidx; i++) {
+    int ok;
+    idx[i] = lua_tointegerx(L, first + i, &ok);
+    if (!ok) {
+      const char *text = luaL_tolstring(L, first + i, NULL);
+      lua_pushnil(L);
+      lua_pushfstring(L, "index %d of field '%s' must be an integer (got %s)", i, s->name, text);
+      return false;
+    }
+    if (idx[i] < 0 || idx[i] >= s->total_shape[i]) {
+      char shape[160];
+      shape_text(s, shape, sizeof shape);
+      lua_pushnil(L);
+      lua_pushfstring(L, "index %I out of range for axis %d of field '%s' with shape %s",
+                      (lua_Integer)idx[i], i, s->name, shape);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* core.field_get(prog, id, i...) -> value | nil, message */
+static int l_field_get(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  char *mem;
+  ir_snode *s = check_place(L, p, 2, &mem);
+  int64_t idx[IR_MAX_INDICES] = {0};
+  if (!read_indices(L, s, 3, idx)) return 2;
+  push_elem(L, s->dtype, mem + ir_snode_offset(s, idx));
+  return 1;
+}
+
+/* core.field_set(prog, id, value, i...) -> true | nil, message */
+static int l_field_set(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  char *mem;
+  ir_snode *s = check_place(L, p, 2, &mem);
+  int64_t idx[IR_MAX_INDICES] = {0};
+  if (!read_indices(L, s, 4, idx)) return 2;
+  store_elem(L, s->dtype, mem + ir_snode_offset(s, idx), 3);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* Advances a row-major multi-index; false after the last one. */
+static bool next_index(const ir_snode *s, int64_t *idx) {
+  for (int i = s->nidx - 1; i >= 0; i--) {
+    if (++idx[i] < s->total_shape[i]) return true;
+    idx[i] = 0;
+  }
+  return false;
+}
+
+static bool empty_field(const ir_snode *s) {
+  for (int i = 0; i < s->nidx; i++)
+    if (s->total_shape[i] <= 0) return true;
+  return false;
+}
+
+/* core.field_fill(prog, id, value) */
+static int l_field_fill(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  char *mem;
+  ir_snode *s = check_place(L, p, 2, &mem);
+  if (empty_field(s)) return 0;
+  int64_t idx[IR_MAX_INDICES] = {0};
+  do store_elem(L, s->dtype, mem + ir_snode_offset(s, idx), 3);
+  while (next_index(s, idx));
+  return 0;
+}
+
+static void build_table(lua_State *L, const ir_snode *s, const char *mem, int64_t *idx, int axis) {
+  if (axis == s->nidx) {
+    push_elem(L, s->dtype, mem + ir_snode_offset(s, idx));
+    return;
+  }
+  lua_createtable(L, (int)s->total_shape[axis], 0);
+  for (int64_t i = 0; i < s->total_shape[axis]; i++) {
+    idx[axis] = i;
+    build_table(L, s, mem, idx, axis + 1);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+/* core.field_to_table(prog, id) -> nested tables, 1-based (t[i+1][j+1] = x[i][j]) */
+static int l_field_to_table(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  char *mem;
+  ir_snode *s = check_place(L, p, 2, &mem);
+  int64_t idx[IR_MAX_INDICES] = {0};
+  luaL_checkstack(L, s->nidx + 4, "field nesting");
+  build_table(L, s, mem, idx, 0);
+  return 1;
+}
+
+void lang_open_field(lua_State *L) {
+  static const luaL_Reg fns[] = {
+    {"field_get", l_field_get},
+    {"field_set", l_field_set},
+    {"field_fill", l_field_fill},
+    {"field_to_table", l_field_to_table},
+    {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}

@@ -1,0 +1,62 @@
+/*
+** lang.h -- the C half of the Lua front end (src/lang).
+**
+** lang_program owns one lt.init's state: the IR program (SNode trees), the
+** tree memory, the backend and every compiled kernel. The Lua half
+** (stdlib/lattice/ *.lua) reaches these through the table "lattice.core",
+** filled by the lang_open_* functions below; each file adds its functions.
+*/
+#ifndef LATTICE_LANG_H
+#define LATTICE_LANG_H
+
+#include <lua.h>
+#include <lauxlib.h>
+
+#include "ir/ir.h"
+#include "ir/snode.h"
+#include "jit/jit.h"
+
+#define LANG_PROGRAM "lattice.program"
+#define LANG_BUILDER "lattice.builder"
+#define LANG_COMPILED "lattice.compiled"
+
+typedef struct lang_compiled lang_compiled;
+
+typedef struct {
+  ir_program *ir;                  /* NULL once freed (re-init) */
+  jit_backend *be;
+  char *mem[IR_MAX_TREES];         /* one zeroed block per materialised tree */
+  bool debug;
+  lang_compiled *compiled;         /* every kernel compiled for this program */
+} lang_program;
+
+/* A compiled kernel for one argument signature. */
+struct lang_compiled {
+  lang_program *prog;              /* NULL once the program is freed */
+  ir_kernel *k;                    /* after the passes (arg/ret types, gtmp size) */
+  jit_kernel *jk;
+  char *ir_text;                   /* the IR after every pass, headed by pass names */
+  char *file;                      /* where the kernel was defined, for messages */
+  lang_compiled *prev, *next;
+};
+
+/* program.c */
+lang_program *lang_check_program(lua_State *L, int idx);  /* errors when reset */
+void lang_release_compiled(lang_compiled *c);
+void lang_open_program(lua_State *L);   /* each adds its functions to the table on top */
+void lang_open_snode(lua_State *L);
+void lang_open_field(lua_State *L);
+void lang_open_ir(lua_State *L);
+void lang_open_kernel(lua_State *L);
+
+/* ir_api.c: the builder userdata that kernel.c compiles */
+typedef struct {
+  ir_kernel *k;                    /* NULL once handed to a compiled kernel */
+  ir_builder b;
+  lang_program *prog;
+} lang_builder;
+
+/* Materialised tree memory of a place SNode's tree, or NULL. */
+char *lang_tree_memory(lang_program *p, const ir_snode *s);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+** program.c -- lang_program: the state one lt.init owns (IR program, tree
+** memory, backend, compiled kernels), as a Lua userdata.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "lang.h"
+
+lang_program *lang_check_program(lua_State *L, int idx) {
+  lang_program *p = luaL_checkudata(L, idx, LANG_PROGRAM);
+  if (!p->ir)
+    luaL_error(L, "this field or kernel belongs to a program that lt.init has reset; "
+                  "create it again after lt.init");
+  return p;
+}
+
+char *lang_tree_memory(lang_program *p, const ir_snode *s) {
+  if (!p->ir || s->tree < 0 || s->tree >= IR_MAX_TREES) return NULL;
+  return p->mem[s->tree];
+}
+
+void lang_release_compiled(lang_compiled *c) {
+  lang_program *p = c->prog;
+  if (p) {
+    if (c->jk && p->be) p->be->release(p->be, c->jk);
+    if (c->prev) c->prev->next = c->next;
+    else p->compiled = c->next;
+    if (c->next) c->next->prev = c->prev;
+  }
+  c->jk = NULL;
+  c->prog = NULL;
+  if (c->k) ir_kernel_free(c->k);
+  c->k = NULL;
+  free(c->ir_text);
+  c->ir_text = NULL;
+  free(c->file);
+  c->file = NULL;
+}
+
+static void program_free(lang_program *p) {
+  if (!p->ir) return;
+  while (p->compiled) lang_release_compiled(p->compiled);
+  if (p->be) p->be->destroy(p->be);
+  p->be = NULL;
+  for (int i = 0; i < IR_MAX_TREES; i++) {
+    free(p->mem[i]);
+    p->mem[i] = NULL;
+  }
+  ir_program_free(p->ir);
+  p->ir = NULL;
+}
+
+/* core.program_new(arch, threads, debug) -> program | nil, message */
+static int l_program_new(lua_State *L) {
+  const char *arch = luaL_checkstring(L, 1);
+  int threads = (int)luaL_optinteger(L, 2, 0);
+  bool debug = lua_toboolean(L, 3);
+  if (strcmp(arch, "cpu") != 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "unknown arch '%s'", arch);
+    return 2;
+  }
+  lang_program *p = lua_newuserdatauv(L, sizeof *p, 0);
+  memset(p, 0, sizeof *p);
+  luaL_setmetatable(L, LANG_PROGRAM);
+  char err[512] = "";
+  p->be = jit_cpu_create(threads, debug, err, sizeof err);
+  if (!p->be) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "cannot start the CPU backend: %s", err);
+    return 2;
+  }
+  p->ir = ir_program_new();
+  p->debug = debug;
+  return 1;
+}
+
+static int l_program_free(lua_State *L) {
+  program_free(luaL_checkudata(L, 1, LANG_PROGRAM));
+  return 0;
+}
+
+static int l_program_alive(lua_State *L) {
+  lang_program *p = luaL_checkudata(L, 1, LANG_PROGRAM);
+  lua_pushboolean(L, p->ir != NULL);
+  return 1;
+}
+
+static int l_program_threads(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  lua_pushinteger(L, p->be ? p->be->threads : 0);
+  return 1;
+}
+
+void lang_open_program(lua_State *L) {
+  if (luaL_newmetatable(L, LANG_PROGRAM)) {
+    lua_pushcfunction(L, l_program_free);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  static const luaL_Reg fns[] = {
+    {"program_new", l_program_new},
+    {"program_free", l_program_free},
+    {"program_alive", l_program_alive},
+    {"program_threads", l_program_threads},
+    {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}

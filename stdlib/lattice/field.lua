@@ -1,0 +1,342 @@
+-- field.lua -- fields, the lt.root SNode builder, tree materialisation and
+-- Lua-scope element access (x[i][j], x[i][j] = v, x:fill, x:to_table).
+-- Inside a kernel the same indexing is routed to the tracer, which emits IR.
+local core = require "lattice.core"
+local state = require "lattice.state"
+local types = require "lattice.types"
+local raise = state.raise
+
+local M = {}
+local Field = {}
+M.Field = Field
+local HostAcc = {}          -- x[i] of a field with more indices (Lua scope)
+local Builder = {}          -- lt.root:dense(...) chains
+Builder.__index = Builder
+
+local tracer                -- set by init.lua (tracer requires this module)
+function M.set_tracer(t) tracer = t end
+
+local MAX_INDICES = 8
+
+local function is_field(x) return getmetatable(x) == Field end
+M.is_field = is_field
+
+-- The name of the local, upvalue or global that holds obj, as seen from the
+-- innermost frame of user code, or nil.
+function M.find_name(obj)
+  local level = state.user_frame()
+  local info = level and debug.getinfo(level, "f")
+  if info then
+    for i = 1, 250 do
+      local n, v = debug.getlocal(level, i)
+      if not n then break end
+      if rawequal(v, obj) and n:sub(1, 1) ~= "(" then return n end
+    end
+    if info.func then
+      for i = 1, 250 do
+        local n, v = debug.getupvalue(info.func, i)
+        if not n then break end
+        if rawequal(v, obj) then return n end
+      end
+    end
+  end
+  for k, v in pairs(_G) do
+    if rawequal(v, obj) and type(k) == "string" then return k end
+  end
+  return nil
+end
+
+-- The name of a field for messages: given, or where the user's code holds it
+-- (then remembered), or "field#N".
+local function guess_name(f)
+  local raw = rawget(f, "_name")
+  if raw then return raw end
+  raw = M.find_name(f)
+  if raw then M.set_name(f, raw) end
+  return raw or ("field#" .. f._serial)
+end
+M.guess_name = guess_name
+
+function M.set_name(f, name)
+  rawset(f, "_name", name)
+  if f._snode and f._gen == state.gen and core.program_alive(state.prog) then
+    core.set_name(state.prog, f._snode, name)
+  end
+end
+
+local function shape_text(shape)
+  local t = {}
+  for i, n in ipairs(shape) do t[i] = tostring(n) end
+  return "(" .. table.concat(t, ", ") .. ")"
+end
+M.shape_text = shape_text
+
+local serial = 0
+-- lt.field(dtype, shape, name): shape nil = placed later; {} = 0-D.
+function M.new(ensure, dtype, shape, name)
+  if not types.is_type(dtype) or dtype.name == "i1" then
+    raise("lt.field: the first argument must be a scalar type such as lt.f32 (got " .. tostring(dtype) .. ")")
+  end
+  if name ~= nil and type(name) ~= "string" then
+    raise("lt.field: the name must be a string")
+  end
+  serial = serial + 1
+  local f = setmetatable({ dtype = dtype, _name = name, _serial = serial }, Field)
+  if shape ~= nil then
+    ensure()
+    if type(shape) == "number" then shape = { shape } end
+    if type(shape) ~= "table" then
+      raise("lt.field: the shape must be a number or a table of numbers")
+    end
+    if #shape == 0 then
+      M.root_builder():place(f)
+    else
+      local axes = {}
+      for i = 1, #shape do axes[i] = i - 1 end
+      M.root_builder():dense(axes, shape):place(f)
+    end
+  end
+  return f
+end
+
+-- ---- lt.root and the chained builder ---------------------------------------
+
+function M.root_builder()
+  if not state.root then
+    state.root = core.root_new(state.prog)
+    state.trees[state.root] = {}
+  end
+  return setmetatable({ id = state.root, gen = state.gen, root = state.root, naxes = 0 }, Builder)
+end
+
+local function check_builder(b)
+  if b.gen ~= state.gen then raise("this SNode belongs to a program that lt.init has reset") end
+  if core.snode_info(state.prog, b.root).materialized then
+    raise("this SNode tree is already in use (materialised by a kernel or a Lua-scope access); "
+      .. "start a new one from lt.root")
+  end
+end
+
+local function check_axes(axes, shape)
+  if type(axes) ~= "table" or #axes == 0 then
+    raise("dense: the first argument must be axes such as lt.ij")
+  end
+  if #axes > MAX_INDICES then
+    raise("a field has at most " .. MAX_INDICES .. " indices (got " .. #axes .. " axes)")
+  end
+  if type(shape) == "number" then
+    local s = {}
+    for i = 1, #axes do s[i] = shape end
+    shape = s
+  end
+  if type(shape) ~= "table" then raise("dense: the shape must be a number or a table") end
+  if #shape > MAX_INDICES then
+    raise("a field has at most " .. MAX_INDICES .. " indices (got a shape with " .. #shape .. ")")
+  end
+  if #shape ~= #axes then
+    raise("dense: " .. #axes .. " axes but " .. #shape .. " extents")
+  end
+  for i, n in ipairs(shape) do
+    if math.type(n) ~= "integer" then
+      raise("dense: extent " .. i .. " must be an integer (got " .. tostring(n) .. ")")
+    end
+    if n <= 0 then
+      raise("dense: every extent must be > 0 (got shape " .. shape_text(shape) .. ")")
+    end
+  end
+  return shape
+end
+
+function Builder:dense(axes, shape)
+  check_builder(self)
+  shape = check_axes(axes, shape)
+  local id, err = core.dense(state.prog, self.id, axes, shape)
+  if not id then raise("dense: " .. err) end
+  return setmetatable({ id = id, gen = self.gen, root = self.root }, Builder)
+end
+
+function Builder:place(...)
+  check_builder(self)
+  for i = 1, select("#", ...) do
+    local f = select(i, ...)
+    if not is_field(f) then
+      raise("place: argument " .. i .. " is not a field (create one with lt.field(lt.f32))")
+    end
+    if f._snode then
+      raise("field '" .. guess_name(f) .. "' is placed twice; a field can be placed only once")
+    end
+    local id, err = core.place(state.prog, self.id, f.dtype.name, rawget(f, "_name") or "?")
+    if not id then raise("place: " .. err) end
+    rawset(f, "_snode", id)
+    rawset(f, "_gen", state.gen)
+    rawset(f, "_root", self.root)
+    table.insert(state.trees[self.root], f)
+  end
+  return self
+end
+
+-- Materialises f's tree (layout + memory); after that lt.root starts a new tree.
+local function materialize_root(root)
+  local ok, err = core.materialize(state.prog, root)
+  if not ok then raise("cannot lay out the SNode tree: " .. tostring(err)) end
+  for _, g in ipairs(state.trees[root] or {}) do
+    local info = core.snode_info(state.prog, g._snode)
+    rawset(g, "_shape", info.shape)
+    rawset(g, "_nidx", info.nidx)
+    if rawget(g, "_name") then core.set_name(state.prog, g._snode, g._name) end
+  end
+  if state.root == root then state.root = nil end
+end
+
+-- The current lt.root tree, when it holds anything, is materialised before a
+-- kernel compiles (as in the reference system).
+function M.materialize_current()
+  if state.root and #state.trees[state.root] > 0 then materialize_root(state.root) end
+end
+
+-- Makes f usable: placed, in the current program, materialised. Returns it.
+function M.ready(f)
+  if not f._snode then
+    raise("field '" .. guess_name(f) .. "' is not placed; give it a shape (lt.field(dtype, shape)) "
+      .. "or place it with lt.root:dense(...):place(x)")
+  end
+  if f._gen ~= state.gen then
+    raise("field '" .. guess_name(f) .. "' belongs to a program that lt.init has reset; create it again")
+  end
+  if not f._shape then materialize_root(f._root) end
+  return f
+end
+
+-- ---- Lua-scope access --------------------------------------------------------
+
+local function host_get(f, idx)
+  local v, err = core.field_get(state.prog, f._snode, table.unpack(idx, 1, f._nidx))
+  if v == nil then
+    guess_name(f)                -- name the field in the message if it can be found
+    v, err = core.field_get(state.prog, f._snode, table.unpack(idx, 1, f._nidx))
+    raise(err)
+  end
+  return v
+end
+
+local function check_value(f, v)
+  if type(v) ~= "number" then
+    raise("cannot write a " .. type(v) .. " to field '" .. guess_name(f) .. "' (" ..
+      f.dtype.name .. "): fields hold numbers")
+  end
+  if f.dtype.is_int and math.type(v) == "float" then
+    local i = math.tointeger(v)
+    if not i then
+      raise("cannot write the float " .. tostring(v) .. " to the integer field '" .. guess_name(f) ..
+        "' (" .. f.dtype.name .. "); convert it explicitly, e.g. math.floor(v)")
+    end
+    return i
+  end
+  return v
+end
+
+local function host_set(f, idx, v)
+  v = check_value(f, v)
+  local ok, err = core.field_set(state.prog, f._snode, v, table.unpack(idx, 1, f._nidx))
+  if not ok then
+    guess_name(f)
+    ok, err = core.field_set(state.prog, f._snode, v, table.unpack(idx, 1, f._nidx))
+    raise(err)
+  end
+end
+
+local function wrong_count(f, got)
+  raise("field '" .. guess_name(f) .. "' has " .. f._nidx .. " indices, got " .. got)
+end
+
+HostAcc.__index = function(a, k)
+  local idx = { table.unpack(a.idx) }
+  idx[#idx + 1] = k
+  if #idx < a.f._nidx then return setmetatable({ f = a.f, idx = idx }, HostAcc) end
+  return host_get(a.f, idx)
+end
+HostAcc.__newindex = function(a, k, v)
+  local idx = { table.unpack(a.idx) }
+  idx[#idx + 1] = k
+  if #idx ~= a.f._nidx then wrong_count(a.f, #idx) end
+  host_set(a.f, idx, v)
+end
+local function acc_misuse(a) wrong_count(a.f, #a.idx) end
+for _, mm in ipairs { "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv",
+  "__band", "__bor", "__bxor", "__shl", "__shr", "__bnot", "__lt", "__le", "__concat", "__call" } do
+  HostAcc[mm] = function(a, b)
+    if getmetatable(a) == HostAcc then acc_misuse(a) else acc_misuse(b) end
+  end
+end
+
+local methods = {}
+
+function methods.fill(f, v)
+  if tracer.active() then return tracer.unsupported("x:fill inside a kernel; write a loop") end
+  M.ready(f)
+  v = check_value(f, v)
+  core.field_fill(state.prog, f._snode, v)
+end
+
+function methods.to_table(f)
+  if tracer.active() then return tracer.unsupported("x:to_table inside a kernel") end
+  M.ready(f)
+  return core.field_to_table(state.prog, f._snode)
+end
+
+local props = {}
+function props.shape(f)
+  M.ready(f)
+  local s = {}
+  for i, n in ipairs(f._shape) do s[i] = n end
+  return s
+end
+function props.name(f) return guess_name(f) end
+function props.value(f)                  -- the element of a 0-D field
+  if tracer.active() then return tracer.field_read(f, {}) end
+  M.ready(f)
+  if f._nidx ~= 0 then wrong_count(f, 0) end
+  return host_get(f, {})
+end
+
+Field.__index = function(f, k)
+  if type(k) == "string" then
+    if k:sub(1, 1) == "_" then return nil end   -- private slots not yet set
+    local m = methods[k]
+    if m then return m end
+    local p = props[k]
+    if p then return p(f) end
+    raise("fields have no member '" .. k .. "' (fields have: shape, dtype, name, value, fill, to_table)")
+  end
+  if tracer.active() then return tracer.field_index(f, k) end
+  M.ready(f)
+  if f._nidx == 0 then
+    raise("field '" .. guess_name(f) .. "' has no indices (0-D): read it with x.value")
+  end
+  if f._nidx > 1 then return setmetatable({ f = f, idx = { k } }, HostAcc) end
+  return host_get(f, { k })
+end
+
+Field.__newindex = function(f, k, v)
+  if k == "value" then
+    if tracer.active() then return tracer.field_write(f, {}, v) end
+    M.ready(f)
+    if f._nidx ~= 0 then wrong_count(f, 0) end
+    return host_set(f, {}, v)
+  end
+  if k == "name" and type(v) == "string" then return M.set_name(f, v) end
+  if type(k) == "string" then
+    raise("cannot set member '" .. k .. "' of a field (only x.value and x.name can be assigned)")
+  end
+  if tracer.active() then return tracer.field_write(f, { k }, v) end
+  M.ready(f)
+  if f._nidx ~= 1 then wrong_count(f, 1) end
+  host_set(f, { k }, v)
+end
+
+Field.__tostring = function(f)
+  local shape = f._shape and shape_text(f._shape) or (f._snode and "(not materialised)" or "(not placed)")
+  return "field " .. (rawget(f, "_name") or ("#" .. f._serial)) .. " " .. f.dtype.name .. " " .. shape
+end
+
+return M

@@ -1,0 +1,352 @@
+-- hooks.lua -- the __lt table that rewritten kernels call (docs/internals.md,
+-- "The rewriter contract"). Each hook decides at trace time: a Lua value
+-- runs the construct in Lua (static if, unrolled loop); a kernel value emits
+-- the IR construct and runs each closure once inside the right IR block.
+local types = require "lattice.types"
+local fieldm = require "lattice.field"
+local T = require "lattice.tracer"
+
+local H = {}
+local BREAK, RETURN, UNTIL = "break", "return", "until"
+H.BREAK, H.RETURN, H.UNTIL = BREAK, RETURN, UNTIL
+
+local I32 = types.by_name.i32
+local fail, lift, is_kv = T.fail, T.lift, T.is_kv
+
+-- ---- locals -----------------------------------------------------------------------
+
+local function declare(v)
+  local tv = type(v)
+  if tv == "number" or tv == "boolean" or is_kv(v) then return T.new_var(v) end
+  return v
+end
+
+function H.decl(n, ...)
+  if n == 1 then return declare((...)) end
+  local out = {}
+  for i = 1, n do out[i] = declare((select(i, ...))) end
+  return table.unpack(out, 1, n)
+end
+
+local function assign_one(name, old, new)
+  local m = getmetatable(old)
+  if m == T.Var then
+    local tn = type(new)
+    if tn ~= "number" and tn ~= "boolean" and not is_kv(new) then
+      fail("cannot assign a " .. (new == nil and "nil" or tn) .. " value to the kernel variable '" .. name ..
+        "' (" .. old.t.name .. ")")
+    end
+    T.store_var(old, new, name)
+    return old
+  elseif m == T.Sym then
+    fail("cannot assign to '" .. name .. "': kernel arguments and loop indices are read-only; "
+      .. "copy it into a local first (local " .. name .. "2 = " .. name .. ")")
+  end
+  return new
+end
+
+local names_cache = {}
+local function split_names(s)
+  local t = names_cache[s]
+  if not t then
+    t = {}
+    for n in s:gmatch("[^,%s]+") do t[#t + 1] = n end
+    names_cache[s] = t
+  end
+  return t
+end
+
+function H.assign(names, ...)
+  local list = split_names(names)
+  local n = #list
+  if n == 1 then
+    local old, new = ...
+    return assign_one(list[1], old, new)
+  end
+  local args = table.pack(...)
+  local out = {}
+  for i = 1, n do out[i] = assign_one(list[i], args[i], args[n + i]) end
+  return table.unpack(out, 1, n)
+end
+
+function H.pack(...) return table.pack(...) end
+
+-- ---- comparisons and logic ------------------------------------------------------------
+
+for _, name in ipairs { "lt", "le", "gt", "ge", "eq", "ne" } do
+  local lua_cmp = ({
+    lt = function(a, b) return a < b end, le = function(a, b) return a <= b end,
+    gt = function(a, b) return a > b end, ge = function(a, b) return a >= b end,
+    eq = function(a, b) return a == b end, ne = function(a, b) return a ~= b end,
+  })[name]
+  H[name] = function(a, b)
+    if not is_kv(a) and not is_kv(b) then return lua_cmp(a, b) end
+    return T.compare(name, a, b)
+  end
+end
+H.and_, H.or_, H.not_ = T.and_, T.or_, T.not_
+
+-- ---- blocks and jumps --------------------------------------------------------------------
+
+local function loops() return T.current().loops end
+
+-- Runs fn with the builder appending to block blk, then restores.
+local function in_block(blk, fn, ...)
+  local b = T.current().b
+  local saved = b:block()
+  b:set_block(blk)
+  local r = table.pack(fn(...))
+  b:set_block(saved)
+  return table.unpack(r, 1, r.n)
+end
+
+-- A control code (and value) that reached the end of a closure run in an IR block.
+local function ir_code(where, code, v)
+  if code == BREAK then
+    local l = loops()
+    local kind = l[#l]
+    if kind == "ir" then
+      T.B():jump("break")
+    elseif kind == "parallel" then
+      fail("break cannot leave the outermost for loop of a kernel: its iterations run in parallel; "
+        .. "use a while loop (or nest the search loop inside another loop)")
+    elseif kind == nil then
+      fail("break outside a loop")
+    else
+      fail("break under a condition on kernel values cannot stop a loop unrolled at trace time "
+        .. "(lt.static or a Lua iterator); use a numeric for (an IR loop)")
+    end
+  elseif code == RETURN then
+    if T.early_return(v) then return end
+    fail("return " .. where .. " is not supported in a function defined inside a kernel; "
+      .. "assign the result to a local and return it at the end (or make the function an lt.func)")
+  end
+end
+
+-- ---- if / while / repeat ----------------------------------------------------------------------
+
+function H.if_(c, thenf, elsef)
+  local cs = T.cond(c)
+  if not cs then
+    if c then return thenf() end
+    if elsef then return elsef() end
+    return
+  end
+  local n0 = T.nret()
+  local b = T.B()
+  local st = b:if_(cs, elsef ~= nil)
+  in_block(b:child(st, 0), function() ir_code("under a condition on kernel values", thenf()) end)
+  if elsef then
+    in_block(b:child(st, 1), function() ir_code("under a condition on kernel values", elsef()) end)
+  end
+  T.after_construct(n0)
+end
+
+-- Emits `if not c then break end` for a loop condition c (a Lua false: break).
+local function break_unless(c)
+  local cs = T.cond(c)
+  local b = T.B()
+  if cs then
+    local st = b:if_(b:unary("logic_not", cs), false)
+    in_block(b:child(st, 0), function() T.B():jump("break") end)
+  elseif not c then
+    b:jump("break")
+    return true
+  end
+end
+
+-- kind: "ir", or "parallel" for a range_for the offload pass will parallelise
+local function ir_loop(body, kind)
+  local l = loops()
+  l[#l + 1] = kind or "ir"
+  local ok, err = pcall(body)
+  l[#l] = nil
+  if not ok then error(err, 0) end
+end
+
+function H.while_(condf, bodyf)
+  local n0 = T.nret()
+  local b = T.B()
+  local w = b:while_()
+  ir_loop(function()
+    in_block(b:child(w, 0), function()
+      if break_unless(condf()) then return end
+      ir_code("inside a loop", bodyf())
+    end)
+  end)
+  T.after_construct(n0)
+end
+
+function H.repeat_(bodyf)
+  local n0 = T.nret()
+  local b = T.B()
+  local w = b:while_()
+  ir_loop(function()
+    in_block(b:child(w, 0), function()
+      local code, c = bodyf()
+      if code == UNTIL then
+        local cs = T.cond(c)
+        if cs then
+          local st = T.B():if_(cs, false)
+          in_block(b:child(st, 0), function() T.B():jump("break") end)
+        elseif c then
+          T.B():jump("break")
+        end
+      else
+        ir_code("inside a loop", code, c)
+      end
+    end)
+  end)
+  T.after_construct(n0)
+end
+
+-- ---- numeric for: always an IR loop ----------------------------------------------------------
+
+local function int_bound(x, what)
+  if type(x) == "number" then
+    if math.type(x) ~= "integer" then
+      local i = math.tointeger(x)
+      if not i then fail("the " .. what .. " of a numeric for in a kernel must be an integer (got " .. x .. ")") end
+      x = i
+    end
+    return T.B():const_int(I32.id, types.convert(x, I32)), x
+  end
+  local s, t = lift(x)
+  if not t.is_int or t.name == "i1" then
+    fail("the " .. what .. " of a numeric for in a kernel must be an integer (got " .. t.name .. ")")
+  end
+  if t ~= I32 then s = T.B():cast(I32.id, s) end
+  return s
+end
+
+function H.for_(a, b, step, body)
+  local n0 = T.nret()
+  if step == nil or step == 1 then
+    local sa = int_bound(a, "start")
+    local sb, lb = int_bound(b, "limit")
+    local bld = T.B()
+    local send
+    if lb then send = bld:const_int(I32.id, types.convert(lb + 1, I32))
+    else send = bld:binary("add", sb, bld:const_int(I32.id, 1)) end
+    local top = T.at_top()
+    local rf = bld:range_for(sa, send)
+    ir_loop(function()
+      in_block(bld:child(rf, 0), function()
+        local i = T.sym(T.B():loop_index(rf), I32)
+        ir_code("inside a loop", body(i))
+      end)
+    end, top and "parallel")
+    T.after_construct(n0)
+    return
+  end
+  if math.type(step) ~= "integer" or step == 0 then
+    fail("the step of a numeric for in a kernel must be a nonzero Lua integer constant (got " ..
+      (is_kv(step) and "a kernel value" or tostring(step)) .. ")")
+  end
+  local sa = int_bound(a, "start")
+  local sb = int_bound(b, "limit")
+  local bld = T.B()
+  local var = bld:alloca(I32.id)
+  bld:store(var, sa)
+  local w = bld:while_()
+  ir_loop(function()
+    in_block(bld:child(w, 0), function()
+      local bb = T.B()
+      local iv = bb:load(var)
+      local c = T.sym(bb:binary(step > 0 and "cmp_le" or "cmp_ge", iv, sb), types.by_name.i1)
+      break_unless(c)
+      local code, rv = body(T.sym(iv, I32))
+      if code then return ir_code("inside a loop", code, rv) end
+      local b2 = T.B()
+      b2:store(var, b2:binary("add", b2:load(var), b2:const_int(I32.id, step)))
+    end)
+  end)
+  T.after_construct(n0)
+end
+
+-- ---- generic for --------------------------------------------------------------------------------
+
+local NDRange, Static = {}, {}
+H.NDRange, H.Static = NDRange, Static
+
+-- Runs body over Lua values (unrolled); stops on break, propagates return.
+local function unroll(body, iter)
+  local l = loops()
+  l[#l + 1] = "static"
+  local ok, code, v = pcall(function()
+    for vals in iter do
+      local c, r = body(table.unpack(vals, 1, vals.n))
+      if c == BREAK then break end
+      if c == RETURN then return c, r end
+    end
+  end)
+  l[#l] = nil
+  if not ok then error(code, 0) end
+  return code, v
+end
+
+local function ndrange_loop(r, body)
+  local n0 = T.nret()
+  local dims = r.dims
+  local bld = T.B()
+  local begins, extents = {}, {}
+  for k, d in ipairs(dims) do
+    local sa, la = int_bound(d[1], "begin")
+    local sb, lb = int_bound(d[2], "end")
+    begins[k] = la or T.sym(sa, I32)
+    if la and lb then extents[k] = math.max(lb - la, 0)
+    else extents[k] = (lb or T.sym(sb, I32)) - (la or T.sym(sa, I32)) end
+  end
+  local total = 1
+  for k = 1, #dims do total = total * extents[k] end
+  local send = int_bound(total, "size")
+  local top = T.at_top()
+  local rf = T.B():range_for(T.B():const_int(I32.id, 0), send)
+  ir_loop(function()
+    in_block(bld:child(rf, 0), function()
+      local idx = T.sym(T.B():loop_index(rf), I32)
+      local out = {}
+      local stride = 1
+      for k = #dims, 1, -1 do
+        local q = (stride == 1) and idx or (idx // stride)
+        if k > 1 then q = q % extents[k] end
+        out[k] = (begins[k] == 0) and q or (q + begins[k])
+        stride = stride * extents[k]
+      end
+      ir_code("inside a loop", body(table.unpack(out, 1, #dims)))
+    end)
+  end, top and "parallel")
+  T.after_construct(n0)
+end
+
+function H.gfor(body, f, s, ctl)
+  local m = getmetatable(f)
+  if m == NDRange then return ndrange_loop(f, body) end
+  if m == Static then
+    local a, b, step = f.a, f.b, f.step
+    return unroll(body, coroutine.wrap(function()
+      for i = a, b, step do coroutine.yield(table.pack(i)) end
+    end))
+  end
+  if fieldm.is_field(f) then
+    -- struct-for over a dense field: every cell is active, so it is the
+    -- ndrange over the field's shape (sparse SNodes will need struct_for)
+    local ok, err = pcall(fieldm.ready, f)
+    if not ok then fail((tostring(err):gsub("^[^:\n]*:%d+: ", ""))) end
+    if f._nidx == 0 then fail("a struct-for needs a field with indices (this one is 0-D)") end
+    local dims = {}
+    for k, n in ipairs(f._shape) do dims[k] = { 0, n } end
+    return ndrange_loop({ dims = dims }, body)
+  end
+  if type(f) ~= "function" and not (getmetatable(f) and getmetatable(f).__call) then
+    fail("cannot iterate over a " .. type(f) .. " in a kernel (use lt.ndrange, lt.static, ipairs or pairs)")
+  end
+  return unroll(body, function()
+    local vals = table.pack(f(s, ctl))
+    if vals[1] == nil then return nil end
+    ctl = vals[1]
+    return vals
+  end)
+end
+
+return H

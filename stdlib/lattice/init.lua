@@ -1,0 +1,222 @@
+-- init.lua -- the `lt` table: lt.init, types, fields and lt.root, kernels,
+-- loop helpers and builtins. The C side lives in "lattice.core" (src/lang).
+local core = require "lattice.core"
+local state = require "lattice.state"
+local types = require "lattice.types"
+local fieldm = require "lattice.field"
+local T = require "lattice.tracer"
+local hooks = require "lattice.hooks"
+local kernelm = require "lattice.kernel"
+
+local lt = {}
+fieldm.set_tracer(T)
+
+-- ---- lt.init -----------------------------------------------------------------------
+
+local OPTIONS = { arch = "string", debug = "boolean", print_ir = "boolean", threads = "number",
+  default_ip = "type", default_fp = "type" }
+
+function lt.init(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then state.raise("lt.init: expects a table of options, e.g. lt.init{arch = \"cpu\"}") end
+  for k, v in pairs(opts) do
+    local want = OPTIONS[k]
+    if not want then
+      local names = {}
+      for n in pairs(OPTIONS) do names[#names + 1] = n end
+      table.sort(names)
+      state.raise("lt.init: unknown option '" .. tostring(k) .. "' (options: " .. table.concat(names, ", ") .. ")")
+    end
+    local ok = (want == "type") and types.is_type(v) or type(v) == want
+    if not ok then state.raise("lt.init: option '" .. k .. "' must be a " .. want) end
+  end
+  local arch = opts.arch or "cpu"
+  if arch == "cuda" then state.raise("lt.init: the CUDA backend is not available yet; use arch = \"cpu\"") end
+  if arch ~= "cpu" then state.raise("lt.init: unknown arch '" .. arch .. "' (use \"cpu\")") end
+  local ip, fp = opts.default_ip or types.by_name.i32, opts.default_fp or types.by_name.f32
+  if not ip.is_int or ip.name == "i1" then state.raise("lt.init: default_ip must be an integer type such as lt.i32") end
+  if not fp.is_float then state.raise("lt.init: default_fp must be lt.f32 or lt.f64") end
+  local threads = opts.threads or 0
+  if math.type(threads) ~= "integer" or threads < 0 then
+    state.raise("lt.init: threads must be an integer >= 0 (0 = one per core)")
+  end
+  if state.prog then core.program_free(state.prog) end
+  state.prog = nil
+  local prog, err = core.program_new(arch, threads, opts.debug == true)
+  if not prog then state.raise("lt.init: " .. err) end
+  state.prog = prog
+  state.gen = state.gen + 1
+  state.opts = { arch = arch, debug = opts.debug == true, print_ir = opts.print_ir == true,
+    threads = core.program_threads(prog), default_ip = ip, default_fp = fp }
+  state.root = nil
+  state.trees = {}
+end
+
+local function ensure_init()
+  if not state.prog then lt.init {} end
+end
+kernelm.set_init(ensure_init)
+
+-- ---- types --------------------------------------------------------------------------
+
+for name, t in pairs(types.by_name) do
+  if name ~= "i1" then lt[name] = t end
+end
+
+function lt.cast(x, t)
+  if not types.is_type(t) then state.raise("lt.cast: the second argument must be a type such as lt.i32") end
+  if T.is_kv(x) then return T.cast(x, t) end
+  if type(x) ~= "number" then
+    if T.active() then T.fail("lt.cast needs a number, got a " .. type(x)) end
+    state.raise("lt.cast: expects a number, got a " .. type(x))
+  end
+  return types.convert(x, t)
+end
+types.Type.__call = function(t, x) return lt.cast(x, t) end
+
+-- ---- axes: lt.i, lt.ij, lt.ji, lt.ijk, ... (every ordering of distinct letters) ----------
+
+do
+  local letters = { "i", "j", "k", "l" }
+  local function gen(prefix, axes, used)
+    if #axes > 0 then lt[prefix] = { table.unpack(axes) } end
+    for a = 1, 4 do
+      if not used[a] then
+        used[a] = true
+        axes[#axes + 1] = a - 1
+        gen(prefix .. letters[a], axes, used)
+        axes[#axes] = nil
+        used[a] = false
+      end
+    end
+  end
+  gen("", {}, {})
+end
+
+-- ---- fields ------------------------------------------------------------------------------
+
+function lt.field(dtype, shape, name)
+  return fieldm.new(ensure_init, dtype, shape, name)
+end
+
+setmetatable(lt, {
+  __index = function(_, k)
+    if k == "root" then
+      ensure_init()
+      return fieldm.root_builder()
+    end
+  end,
+})
+
+-- ---- kernels -------------------------------------------------------------------------------
+
+function lt.kernel(fn, argtypes) return kernelm.new(fn, argtypes) end
+function lt.func(fn) return kernelm.func(fn) end
+
+-- for i, j in lt.ndrange(n, m) / lt.ndrange({a, b}, {c, d}): one parallel loop
+-- over the product inside kernels; a plain iterator in Lua scope.
+function lt.ndrange(...)
+  local dims = {}
+  for k = 1, select("#", ...) do
+    local d = select(k, ...)
+    if type(d) == "table" and not T.is_kv(d) then
+      if #d ~= 2 then state.raise("lt.ndrange: a range is a number or a pair {begin, end}") end
+      dims[k] = { d[1], d[2] }
+    else
+      dims[k] = { 0, d }
+    end
+  end
+  if #dims == 0 or #dims > 8 then state.raise("lt.ndrange: expects 1 to 8 ranges") end
+  local r = setmetatable({ dims = dims }, hooks.NDRange)
+  return r
+end
+hooks.NDRange.__call = function(r, _, _)
+  -- Lua scope: iterate the index tuples row-major
+  if not r.cur then
+    r.cur = {}
+    for k, d in ipairs(r.dims) do
+      if d[2] <= d[1] then return nil end
+      r.cur[k] = d[1]
+    end
+    return table.unpack(r.cur)
+  end
+  for k = #r.dims, 1, -1 do
+    r.cur[k] = r.cur[k] + 1
+    if r.cur[k] < r.dims[k][2] then return table.unpack(r.cur) end
+    r.cur[k] = r.dims[k][1]
+  end
+  return nil
+end
+
+-- for i in lt.static(a, b[, step]): unrolled at trace time (bounds inclusive, as Lua's for)
+function lt.static(a, b, step)
+  if math.type(a) ~= "integer" or math.type(b) ~= "integer" or (step ~= nil and math.type(step) ~= "integer") then
+    if T.active() then T.fail("lt.static needs Lua integers (capture the bounds from outside the kernel)") end
+    state.raise("lt.static: expects Lua integers")
+  end
+  return setmetatable({ a = a, b = b, step = step or 1 }, hooks.Static)
+end
+hooks.Static.__call = function(s, _, i)
+  i = (i == nil) and s.a or (i + s.step)
+  if (s.step > 0 and i > s.b) or (s.step < 0 and i < s.b) then return nil end
+  return i
+end
+
+-- ---- builtins ------------------------------------------------------------------------------
+
+local function round_away(x)
+  if x >= 0 then return math.floor(x + 0.5) + 0.0 end
+  return math.ceil(x - 0.5) + 0.0
+end
+
+local lua_unary = {
+  sqrt = math.sqrt, sin = math.sin, cos = math.cos, tan = math.tan, asin = math.asin, acos = math.acos,
+  atan = function(x) return math.atan(x) end, exp = math.exp, log = function(x) return math.log(x) end,
+  floor = function(x) return math.floor(x) + 0.0 end, ceil = function(x) return math.ceil(x) + 0.0 end,
+  round = round_away, trunc = function(x) return (x >= 0 and math.floor(x) or math.ceil(x)) + 0.0 end,
+  abs = math.abs,
+}
+for name, f in pairs(lua_unary) do
+  lt[name] = function(x)
+    if T.is_kv(x) then return T.unary_builtin(name, x) end
+    if type(x) ~= "number" then
+      if T.active() then T.fail("lt." .. name .. " needs a number, got a " .. type(x)) end
+      state.raise("lt." .. name .. ": expects a number, got a " .. type(x))
+    end
+    return f(x)
+  end
+end
+
+local lua_binary = {
+  min = function(a, b) if a ~= a then return b elseif b ~= b then return a end return math.min(a, b) end,
+  max = function(a, b) if a ~= a then return b elseif b ~= b then return a end return math.max(a, b) end,
+  pow = function(a, b) return (a + 0.0) ^ b end,
+  atan2 = function(y, x) return math.atan(y, x) end,
+}
+for name, f in pairs(lua_binary) do
+  lt[name] = function(a, b)
+    if T.is_kv(a) or T.is_kv(b) then return T.binary_builtin(name, a, b) end
+    if type(a) ~= "number" or type(b) ~= "number" then
+      if T.active() then T.fail("lt." .. name .. " needs numbers") end
+      state.raise("lt." .. name .. ": expects two numbers")
+    end
+    return f(a, b)
+  end
+end
+
+function lt.select(c, a, b)
+  if T.is_kv(c) then return T.select(c, a, b) end
+  if type(c) ~= "boolean" then
+    if T.active() then T.fail("lt.select: the condition must be a comparison") end
+    state.raise("lt.select: the condition must be a boolean")
+  end
+  if c then return a end
+  return b
+end
+
+for _, op in ipairs { "add", "sub", "min", "max" } do
+  lt["atomic_" .. op] = function(target, v) return T.atomic(op, target, v) end
+end
+
+lt.version = "0.1.0"
+return lt

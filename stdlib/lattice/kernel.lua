@@ -1,0 +1,267 @@
+-- kernel.lua -- kernel objects: lt.kernel(fn, argtypes), the per-signature
+-- cache, tracing (source -> rewrite -> symbolic call) and launching.
+local core = require "lattice.core"
+local state = require "lattice.state"
+local types = require "lattice.types"
+local fieldm = require "lattice.field"
+local T = require "lattice.tracer"
+local hooks = require "lattice.hooks"
+
+local M = {}
+local K = {}
+K.__index = K
+M.Kernel = K
+
+local ensure_init           -- set by init.lua
+function M.set_init(f) ensure_init = f end
+
+function M.new(fn, argtypes)
+  if type(fn) ~= "function" then state.raise("lt.kernel: the first argument must be a function") end
+  local info = debug.getinfo(fn, "Su")
+  if info.what == "C" then state.raise("lt.kernel: the kernel must be a Lua function") end
+  if info.isvararg then state.raise("lt.kernel: kernels cannot take variable arguments (...)") end
+  if argtypes ~= nil and type(argtypes) ~= "table" then
+    state.raise("lt.kernel: the second argument must be a table of argument types, e.g. {a = lt.f32}")
+  end
+  local params, known = {}, {}
+  for i = 1, info.nparams do
+    params[i] = debug.getlocal(fn, i)
+    known[params[i]] = true
+  end
+  if #params > 16 then state.raise("lt.kernel: a kernel takes at most 16 arguments") end
+  for name, t in pairs(argtypes or {}) do
+    if not known[name] then
+      state.raise("lt.kernel: the kernel has no argument named '" .. tostring(name) .. "'")
+    end
+    if not types.is_type(t) or t.name == "i1" then
+      state.raise("lt.kernel: the type of argument '" .. name .. "' must be a scalar type such as lt.f32")
+    end
+  end
+  return setmetatable({
+    fn = fn, params = params, argtypes = argtypes or {}, cache = {}, gen = -1,
+    source = info.source, short_src = info.short_src,
+    line = info.linedefined, lastline = info.lastlinedefined,
+  }, K)
+end
+
+local function kernel_source(k)
+  local sources = package.loaded["lattice.sources"]
+  if type(sources) == "table" and sources[k.source] then return sources[k.source] end
+  if k.source:sub(1, 1) == "@" then
+    local path = k.source:sub(2)
+    local f = io.open(path, "r")
+    if f then
+      local text = f:read("a")
+      f:close()
+      return text
+    end
+    error("cannot trace kernel " .. k.name .. ": cannot read its source file '" .. path .. "'", 0)
+  end
+  error("cannot trace kernel " .. k.name .. ": the source of chunk " .. k.short_src .. " is not available; "
+    .. "define kernels in a script file or in the lattice REPL", 0)
+end
+
+-- Wrappers for the standard libraries seen from a kernel: calling one with a
+-- kernel value is an error that says what to use instead (math.* map to lt.*).
+local LIBS = { math = true, string = true, table = true, os = true, io = true, utf8 = true, coroutine = true }
+local PLAIN = { print = true, tostring = true, tonumber = true }
+
+local function has_kv(...)
+  for i = 1, select("#", ...) do if T.is_kv((select(i, ...))) then return true end end
+  return false
+end
+
+local function wrap_fn(lib, name, f, lt)
+  local full = lib and (lib .. "." .. name) or name
+  local alt = lib == "math" and lt[name]
+  return function(...)
+    if has_kv(...) then
+      if alt then return alt(...) end
+      T.fail("function '" .. full .. "' cannot be called with kernel values" ..
+        (lt[name] and ("; use lt." .. name) or
+          " (kernel values have no value until the kernel runs); compute it outside the kernel"))
+    end
+    return f(...)
+  end
+end
+
+local function kernel_env(real, lt)
+  local cache = {}
+  return setmetatable({}, {
+    __index = function(_, key)
+      if cache[key] then return cache[key] end
+      local v = real[key]
+      if v == nil then
+        T.fail("unknown name '" .. tostring(key) .. "': it is nil when the kernel is traced; "
+          .. "define it before the kernel is first called (or check the spelling)")
+      end
+      if LIBS[key] and type(v) == "table" then
+        local w = setmetatable({}, { __index = function(_, fname)
+          local f = v[fname]
+          if type(f) == "function" then return wrap_fn(key, fname, f, lt) end
+          return f
+        end })
+        cache[key] = w
+        return w
+      end
+      if PLAIN[key] and type(v) == "function" then
+        cache[key] = wrap_fn(nil, key, v, lt)
+        return cache[key]
+      end
+      return v
+    end,
+    __newindex = real,
+  })
+end
+
+-- Rewrites the Lua function fn (described by k: source, line, lastline, name)
+-- and returns the traced version, with fn's upvalues captured now.
+local function rewrite_function(k, fn)
+  local lt = package.loaded["lattice.init"]
+  local text = kernel_source(k)
+  local names, values, n = {}, {}, 0
+  for i = 1, 255 do
+    local name, v = debug.getupvalue(fn, i)
+    if not name then break end
+    n = i
+    names[i] = name
+    if name == "_ENV" and type(v) == "table" then v = kernel_env(v, lt) end
+    if fieldm.is_field(v) and not rawget(v, "_name") then fieldm.set_name(v, name) end
+    values[i] = v
+  end
+  local rewrite = require "lattice.rewrite"
+  local chunk_text, err = rewrite.function_chunk(text, k.line, k.lastline, names, k.source)
+  if not chunk_text then error(err, 0) end
+  local chunk, lerr = load(chunk_text, k.source, "t")
+  if not chunk then error("internal error: the rewritten function " .. k.name .. " does not load: " .. lerr, 0) end
+  return chunk(hooks, table.unpack(values, 1, n))
+end
+
+-- lt.func(fn): a helper whose control flow is traced like a kernel's when a
+-- kernel calls it (plain Lua helpers run unchanged at trace time).
+local Func = {}
+Func.__index = Func
+M.Func = Func
+
+function M.func(fn)
+  if type(fn) ~= "function" or debug.getinfo(fn, "S").what == "C" then
+    state.raise("lt.func: expects a Lua function")
+  end
+  local info = debug.getinfo(fn, "S")
+  return setmetatable({ fn = fn, source = info.source, short_src = info.short_src,
+    line = info.linedefined, lastline = info.lastlinedefined,
+    name = "function@" .. info.short_src .. ":" .. info.linedefined }, Func)
+end
+
+function Func:__call(...)
+  local S = T.current()
+  if not S then return self.fn(...) end
+  S.funcs = S.funcs or {}
+  local rf = S.funcs[self]
+  if not rf then
+    rf = rewrite_function(self, self.fn)
+    S.funcs[self] = rf
+  end
+  -- pass by value: each kernel value arrives in a fresh variable, so the
+  -- helper may assign to its parameters without touching the caller's
+  local args = table.pack(...)
+  for i = 1, args.n do
+    if T.is_kv(args[i]) then args[i] = T.new_var(args[i]) end
+  end
+  local ctx = T.push_function()
+  local ret = rf(table.unpack(args, 1, args.n))
+  return T.pop_function(ctx, ret)
+end
+
+local function trace(k, tys)
+  local rf = rewrite_function(k, k.fn)
+
+  local b = core.builder_new(state.prog, k.name)
+  local ids = {}
+  for i, t in ipairs(tys) do ids[i] = t.id end
+  b:set_args(table.unpack(ids))
+  b:set_loc(k.short_src, k.line)
+  local opts = state.opts
+  T.begin({ b = b, debug = opts.debug, ip = opts.default_ip, fp = opts.default_fp, loops = {},
+    name = k.name, file = k.short_src })
+  local ok, res = pcall(function()
+    local args = {}
+    for i, t in ipairs(tys) do args[i] = T.sym(b:arg(i - 1), t) end
+    local ctx = T.push_function()
+    local ret = T.pop_function(ctx, rf(table.unpack(args, 1, #tys)))
+    if ret ~= nil then T.emit_return(ret) end
+  end)
+  T.finish()
+  if not ok then error(res, 0) end
+  return core.compile(b, opts.print_ir, k.short_src)
+end
+
+function K:__call(...)
+  if T.active() then T.fail("a kernel cannot call another kernel; call a plain Lua function instead") end
+  ensure_init()
+  if self.gen ~= state.gen then
+    self.cache, self.gen, self.last = {}, state.gen, nil
+  end
+  if not self.name then
+    self.name = fieldm.find_name(self) or ("kernel@" .. self.short_src .. ":" .. self.line)
+  end
+  local n = select("#", ...)
+  if n ~= #self.params then
+    state.raise(("kernel %s expects %d argument%s (%s), got %d"):format(self.name, #self.params,
+      #self.params == 1 and "" or "s", table.concat(self.params, ", "), n))
+  end
+  local vals, tys, key = {}, {}, {}
+  for i, p in ipairs(self.params) do
+    local v = select(i, ...)
+    local t = self.argtypes[p]
+    if type(v) ~= "number" then
+      state.raise(("kernel %s: argument '%s' must be a number%s, got a %s"):format(self.name, p,
+        t and (" (" .. t.name .. ")") or "", type(v)))
+    end
+    if not t then
+      t = math.type(v) == "integer" and state.opts.default_ip or state.opts.default_fp
+      if t.is_int and t.bits < 64 and (v < t.min or v > t.max) then
+        state.raise(("kernel %s: argument '%s' = %d does not fit in %s (the type of unannotated integer "
+          .. "arguments); annotate it, e.g. {%s = lt.i64}"):format(self.name, p, v, t.name, p))
+      end
+    end
+    if t.is_int and math.type(v) == "float" then
+      local iv = math.tointeger(v)
+      if not iv then
+        state.raise(("kernel %s: argument '%s' is %s and needs an integer, got %s"):format(self.name, p, t.name,
+          tostring(v)))
+      end
+      v = iv
+    end
+    vals[i], tys[i], key[i] = v, t, t.name
+  end
+  key = table.concat(key, ",")
+  local ck = self.cache[key]
+  if not ck then
+    fieldm.materialize_current()
+    ck = trace(self, tys)
+    self.cache[key] = ck
+  end
+  self.last = ck
+  return core.launch(ck, table.unpack(vals, 1, n))
+end
+
+-- k:ir() -> the IR after every pass for the most recently compiled signature.
+function K:ir()
+  if not self.last then state.raise("kernel " .. (self.name or "?") .. " has not been compiled yet; call it first") end
+  return core.compiled_ir(self.last)
+end
+
+-- k:signatures() -> the argument signatures compiled so far ("f32,i32"), sorted.
+function K:signatures()
+  local list = {}
+  if self.gen == state.gen then
+    for key in pairs(self.cache) do list[#list + 1] = key end
+  end
+  table.sort(list)
+  return list
+end
+
+K.__tostring = function(k) return "kernel " .. (k.name or ("@" .. k.short_src .. ":" .. k.line)) end
+
+return M

@@ -1,0 +1,29 @@
+-- state.lua -- the current program (one per lt.init) shared by the lattice
+-- modules, and how they blame the user's line for an error.
+local M = {
+  prog = nil,          -- the lang_program userdata (src/lang/program.c)
+  gen = 0,             -- bumped by every lt.init: fields and kernels remember theirs
+  opts = nil,          -- the options lt.init was given (with defaults)
+  root = nil,          -- SNode id of the tree lt.root is building (nil: start a new one)
+  trees = {},          -- root id -> fields placed in it
+}
+
+-- The innermost frame of user code (not a lattice/ module, not C).
+function M.user_frame()
+  for level = 2, 200 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if info.what ~= "C" and info.currentline > 0 and info.source:sub(1, 9) ~= "=lattice/" then
+      return level - 1, info.short_src, info.currentline
+    end
+  end
+end
+
+-- Raises msg as "file:line: msg" at the user's statement.
+function M.raise(msg)
+  local _, file, line = M.user_frame()
+  if file then msg = file .. ":" .. line .. ": " .. msg end
+  error(msg, 0)
+end
+
+return M
