@@ -9,7 +9,11 @@ file(GLOB UNIT_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/unit/*.c)
 foreach(src ${UNIT_TESTS})
   get_filename_component(name ${src} NAME_WE)
   add_executable(unit_${name} ${src})
-  target_link_libraries(unit_${name} PRIVATE lattice_static)
+  if(name MATCHES "^test_rt_")   # the sparse runtime alone, compiled natively (end of file)
+    target_link_libraries(unit_${name} PRIVATE lattice_rt_native)
+  else()
+    target_link_libraries(unit_${name} PRIVATE lattice_static)
+  endif()
   add_test(NAME unit/${name} COMMAND unit_${name})
   set_tests_properties(unit/${name} PROPERTIES SKIP_RETURN_CODE 77
     ENVIRONMENT "LT_PTXAS=${PTXAS};LT_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
@@ -43,3 +47,39 @@ foreach(src ${EXAMPLE_TESTS})
   get_filename_component(name ${src} NAME_WE)
   add_test(NAME examples/${name} COMMAND lattice ${src} --test --out ${CMAKE_BINARY_DIR}/example_out)
 endforeach()
+
+# tests/cli/*.sh: the `lattice` command line and REPL; each gets the executable
+file(GLOB CLI_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/cli/*.sh)
+foreach(src ${CLI_TESTS})
+  get_filename_component(name ${src} NAME_WE)
+  add_test(NAME cli/${name} COMMAND bash ${src} $<TARGET_FILE:lattice>)
+endforeach()
+
+# ---- the sparse runtime (src/runtime/*.c, device code) compiled natively by the
+# host compiler, so its unit tests (tests/unit/test_rt_*.c) run without the JIT.
+file(GLOB RT_NATIVE_SRC CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/runtime/*.c)
+list(APPEND RT_NATIVE_SRC ${CMAKE_SOURCE_DIR}/src/runtime/host/mempool.c)
+add_library(lattice_rt_native STATIC ${RT_NATIVE_SRC})
+target_include_directories(lattice_rt_native PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/tests/unit)
+target_link_libraries(lattice_rt_native PUBLIC Threads::Threads)
+
+# The threaded runtime test again under ThreadSanitizer (it cannot share a
+# binary with ASan, so only in builds without LT_SANITIZE).
+if(NOT LT_SANITIZE)
+  include(CheckCSourceCompiles)
+  set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
+  set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)
+  check_c_source_compiles("int main(void) { return 0; }" LT_HAVE_TSAN)
+  unset(CMAKE_REQUIRED_FLAGS)
+  unset(CMAKE_REQUIRED_LINK_OPTIONS)
+  if(LT_HAVE_TSAN)
+    add_executable(unit_test_rt_threads_tsan ${CMAKE_SOURCE_DIR}/tests/unit/test_rt_threads.c ${RT_NATIVE_SRC})
+    target_include_directories(unit_test_rt_threads_tsan PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/tests/unit)
+    target_compile_options(unit_test_rt_threads_tsan PRIVATE -fsanitize=thread -O1 -g)
+    target_link_options(unit_test_rt_threads_tsan PRIVATE -fsanitize=thread)
+    target_link_libraries(unit_test_rt_threads_tsan PRIVATE Threads::Threads)
+    add_test(NAME unit/test_rt_threads_tsan COMMAND unit_test_rt_threads_tsan)
+    set_tests_properties(unit/test_rt_threads_tsan PROPERTIES SKIP_RETURN_CODE 77
+      ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+  endif()
+endif()

@@ -33,12 +33,42 @@ typedef struct rt_context {
   int32_t *error;               /* [4] rt_error_code of the first failure, 0 if none */
   int64_t *error_info;          /* [5] details of that failure: [0] SNode id, [1] axis,
                                    [2] the index, [3] source line */
+  struct rt_runtime *runtime;   /* [6] sparse runtime state in the memory pool
+                                   (src/runtime/runtime.h); NULL without sparse SNodes */
 } rt_context;
 
 /* Device-side runtime functions that generated code calls. Each is defined in
 ** a .c file of src/runtime and checked to exist once when the bitcode is loaded.
 **   name, return type, parameter types (for documentation) */
 #define RT_FUNCTIONS(_)                                                                 \
-  _(rt_raise_index_error, "void", "rt_context*, i32 snode, i32 axis, i64 index, i32 line")
+  _(rt_raise_index_error, "void", "rt_context*, i32 snode, i32 axis, i64 index, i32 line") \
+  RT_NODE_FUNCTIONS(_)
+
+/* The sparse runtime (src/runtime/runtime.h): node operations per kind, meta
+** is an rt_meta* in the pool, node a container, i a cell number. */
+#define RT_NODE_FUNCTIONS(_)                                                            \
+  RT_NODE_KIND_FUNCTIONS(_, dense) RT_NODE_KIND_FUNCTIONS(_, bitmasked)                \
+  RT_NODE_KIND_FUNCTIONS(_, pointer) RT_NODE_KIND_FUNCTIONS(_, dynamic)                \
+  _(rt_dynamic_append, "i32", "rt_meta*, i8* node")                                     \
+  _(rt_dynamic_length, "i32", "rt_meta*, i8* node")                                     \
+  _(rt_list_clear, "void", "rt_runtime*, i32 snode")                                    \
+  _(rt_listgen_root, "void", "rt_runtime*, i32 root, i8* container")                    \
+  _(rt_listgen, "void", "rt_runtime*, i32 parent, i32 child, i64 child_offset, i32 begin, i32 end") \
+  _(rt_listgen_size, "i32", "rt_runtime*, i32 snode")                                   \
+  _(rt_listgen_element, "rt_elem*", "rt_runtime*, i32 snode, i32 i")                    \
+  _(rt_deactivate_all, "void", "rt_runtime*, i32 snode, i32 begin, i32 end")            \
+  _(rt_gc_stage0, "void", "rt_runtime*, i32 snode, i32 worker, i32 nworkers")           \
+  _(rt_gc_stage1, "void", "rt_runtime*, i32 snode")                                     \
+  _(rt_gc_stage2, "void", "rt_runtime*, i32 snode, i32 worker, i32 nworkers, i32 lane, i32 nlanes") \
+  _(rt_runtime_init, "rt_runtime*", "i8* pool, u64 size, i32 nsnodes, i64 ambient_bytes") \
+  _(rt_runtime_add_snode, "i32", "rt_runtime*, rt_meta*")                               \
+  _(rt_runtime_meta, "rt_meta*", "rt_runtime*, i32 snode")
+
+#define RT_NODE_KIND_FUNCTIONS(_, kind)                                                 \
+  _(rt_##kind##_get_num_elements, "i32", "rt_meta*, i8* node")                          \
+  _(rt_##kind##_activate, "i8*", "rt_meta*, i8* node, i32 i")                           \
+  _(rt_##kind##_is_active, "i32", "rt_meta*, i8* node, i32 i")                          \
+  _(rt_##kind##_lookup_element, "i8*", "rt_meta*, i8* node, i32 i")                     \
+  _(rt_##kind##_deactivate, "void", "rt_meta*, i8* node, i32 i")
 
 #endif

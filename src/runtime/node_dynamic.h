@@ -1,0 +1,107 @@
+/*
+** node_dynamic.h -- dynamic: a 1-D list of up to num_cells cells stored as a
+** singly linked list of chunks of chunk_cells cells, from the SNode's allocator.
+** Included once, by nodes.c; the prototypes are in runtime.h.
+**
+**   node:  [i32 lock][i32 n][u64 first chunk]
+**   chunk: [u64 next chunk][cell 0]...[cell chunk_cells-1]
+**
+** Cells 0..n-1 are active. append reserves index n; activate(i) makes the
+** list at least i+1 long. deactivate clears the whole list (every chunk goes
+** back to the allocator), whatever i is. Appending and deactivating the same
+** list in one task is a race the caller must avoid.
+*/
+
+typedef struct {
+  int32_t lock;
+  int32_t n;
+  char *head;
+} rt_dynamic_node;
+
+int32_t rt_dynamic_get_num_elements(const rt_meta *m, char *node) { return m->num_cells; }
+
+int32_t rt_dynamic_length(const rt_meta *m, char *node) {
+  return rt_ld_acq(&((rt_dynamic_node *)node)->n);
+}
+
+/* The chunk holding cell i, created (with any missing chunk before it) under
+** the list's lock if needed; NULL when the pool is exhausted. */
+static char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t i, int create) {
+  char **link = &d->head;
+  for (int32_t start = 0;; start += m->chunk_cells) {
+    char *chunk = rt_ld_acq(link);
+    if (!chunk) {
+      if (!create) return 0;
+      rt_lock(&d->lock);
+      chunk = rt_ld_acq(link);
+      if (!chunk) {
+        chunk = rt_allocator_allocate(m->rt, m->snode_id);
+        if (chunk) rt_st_rel(link, chunk);
+      }
+      rt_unlock(&d->lock);
+      if (!chunk) return 0;
+    }
+    if (i < start + m->chunk_cells) return chunk;
+    link = (char **)chunk;
+  }
+}
+
+static char *dyn_cell(const rt_meta *m, char *chunk, int32_t i) {
+  return chunk + 8 + (int64_t)(i % m->chunk_cells) * m->cell_bytes;
+}
+
+char *rt_dynamic_activate(const rt_meta *m, char *node, int32_t i) {
+  rt_dynamic_node *d = (rt_dynamic_node *)node;
+  /* Bounds are the caller's job, but a bad i here would grow n past capacity. */
+  if (i < 0 || i >= m->num_cells) return m->rt->sink;
+  char *chunk = dyn_chunk(m, d, i, 1);
+  if (!chunk) return m->rt->sink;
+  int32_t n = __atomic_load_n(&d->n, __ATOMIC_RELAXED);
+  while (n < i + 1) {
+    if (__atomic_compare_exchange_n(&d->n, &n, i + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+      __atomic_fetch_add(&m->rt->active[m->snode_id], i + 1 - n, __ATOMIC_RELAXED);
+      break;
+    }
+  }
+  return dyn_cell(m, chunk, i);
+}
+
+int32_t rt_dynamic_append(const rt_meta *m, char *node) {
+  rt_dynamic_node *d = (rt_dynamic_node *)node;
+  int32_t n = __atomic_load_n(&d->n, __ATOMIC_RELAXED);
+  do {
+    if (n >= m->num_cells) return -1;
+  } while (!__atomic_compare_exchange_n(&d->n, &n, n + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+  __atomic_fetch_add(&m->rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
+  /* Without its chunk the element reads as zero; the pool error is recorded. */
+  dyn_chunk(m, d, n, 1);
+  return n;
+}
+
+int32_t rt_dynamic_is_active(const rt_meta *m, char *node, int32_t i) {
+  return i < rt_dynamic_length(m, node);
+}
+
+char *rt_dynamic_lookup_element(const rt_meta *m, char *node, int32_t i) {
+  rt_dynamic_node *d = (rt_dynamic_node *)node;
+  if (i >= rt_dynamic_length(m, node)) return m->rt->ambient;
+  char *chunk = dyn_chunk(m, d, i, 0);
+  return chunk ? dyn_cell(m, chunk, i) : m->rt->ambient;
+}
+
+void rt_dynamic_deactivate(const rt_meta *m, char *node, int32_t i) {
+  rt_dynamic_node *d = (rt_dynamic_node *)node;
+  if (!rt_ld_acq(&d->head) && !rt_ld_acq(&d->n))
+    return;
+  rt_lock(&d->lock);
+  char *chunk = __atomic_exchange_n(&d->head, (char *)0, __ATOMIC_ACQ_REL);
+  int32_t n = __atomic_exchange_n(&d->n, 0, __ATOMIC_ACQ_REL);
+  __atomic_fetch_sub(&m->rt->active[m->snode_id], n, __ATOMIC_RELAXED);
+  /* Next links stay intact until GC zero-fills the recycled chunks. */
+  while (chunk) {
+    char *next = *(char **)chunk;
+    rt_allocator_recycle(m->rt, m->snode_id, chunk);
+    chunk = next;
+  }
+  rt_unlock(&d->lock);
+}

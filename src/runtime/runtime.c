@@ -1,0 +1,119 @@
+/*
+** runtime.c -- the runtime state in the pool: set-up, SNode registration, the
+** bump allocator every other part takes memory from, and error recording.
+**
+** Device side (freestanding). On the CPU the host calls these directly; on
+** CUDA the same code runs as a one-thread task, so every pointer stored in the
+** state is a device address.
+*/
+#include "runtime.h"
+
+/* The state's own arrays, in the order rt_runtime_init carves them. */
+static uint64_t state_bytes(int32_t nsnodes, int64_t ambient_bytes) {
+  uint64_t n = (uint64_t)nsnodes;
+  uint64_t b = rt_align(sizeof(rt_runtime), 64);
+  b += rt_align(n * sizeof(rt_meta), 64);
+  b += rt_align(n * sizeof(rt_allocator), 64);
+  b += rt_align(n * sizeof(rt_list), 64);
+  b += rt_align(n * sizeof(int64_t), 64);
+  b += 2 * rt_align(ambient_bytes, 64);
+  return b;
+}
+
+uint64_t rt_runtime_min_pool(int32_t nsnodes, int64_t ambient_bytes) {
+  return state_bytes(nsnodes, ambient_bytes);
+}
+
+void rt_runtime_fail(rt_runtime *rt, int32_t code, int32_t snode, int64_t bytes) {
+  int32_t expected = RT_RTERR_OK;
+  if (!__atomic_compare_exchange_n(&rt->error, &expected, code, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    return;
+  /* Readers look at the details only after the task (a barrier) ended. */
+  rt->error_snode = snode;
+  rt->error_bytes = bytes;
+}
+
+char *rt_runtime_bump(rt_runtime *rt, uint64_t bytes, uint64_t align, int32_t snode) {
+  uint64_t old = __atomic_load_n(&rt->pool_used, __ATOMIC_RELAXED);
+  for (;;) {
+    uint64_t start = (old + align - 1) & ~(align - 1);
+    /* Compare without overflowing: start + bytes > size. */
+    if (start > rt->pool_size || bytes > rt->pool_size - start) {
+      rt_runtime_fail(rt, RT_RTERR_POOL, snode, (int64_t)bytes);
+      return 0;
+    }
+    if (__atomic_compare_exchange_n(&rt->pool_used, &old, start + bytes, 1, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED))
+      return rt->pool + start;
+  }
+}
+
+rt_runtime *rt_runtime_init(char *pool, uint64_t pool_size, int32_t nsnodes, int64_t ambient_bytes) {
+  if (!pool || nsnodes < 0 || ambient_bytes < 8 ||
+      pool_size < state_bytes(nsnodes, ambient_bytes))
+    return 0;
+  rt_runtime *rt = (rt_runtime *)pool;
+  rt->pool = pool;
+  rt->pool_size = pool_size;
+  rt->pool_used = rt_align(sizeof(rt_runtime), 64);
+  rt->nsnodes = nsnodes;
+  rt->ambient_bytes = rt_align(ambient_bytes, 8);
+  /* These cannot fail: state_bytes checked the room above. */
+  rt->metas = (rt_meta *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(rt_meta), 64, -1);
+  rt->allocators = (rt_allocator *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(rt_allocator), 64, -1);
+  rt->lists = (rt_list *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(rt_list), 64, -1);
+  rt->active = (int64_t *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(int64_t), 64, -1);
+  rt->ambient = rt_runtime_bump(rt, (uint64_t)rt->ambient_bytes, 64, -1);
+  rt->sink = rt_runtime_bump(rt, (uint64_t)rt->ambient_bytes, 64, -1);
+  for (int32_t i = 0; i < nsnodes; i++) rt->metas[i].kind = -1;
+  return rt;
+}
+
+rt_meta *rt_runtime_meta(rt_runtime *rt, int32_t snode) {
+  if (snode < 0 || snode >= rt->nsnodes || rt->metas[snode].kind < 0) return 0;
+  return &rt->metas[snode];
+}
+
+static int valid_meta(const rt_runtime *rt, const rt_meta *m) {
+  if (m->snode_id < 0 || m->snode_id >= rt->nsnodes) return 0;
+  if (m->kind < 0 || m->kind >= RT_NUM_KINDS) return 0;
+  if (m->num_cells <= 0 || m->cell_bytes < 0 || m->naxes < 0 || m->naxes > RT_MAX_AXES) return 0;
+  if (m->kind == RT_KIND_DYNAMIC && (m->chunk_cells <= 0 || m->naxes != 1)) return 0;
+  /* A read of an inactive cell goes through the ambient cell: it must cover it. */
+  if (m->kind != RT_KIND_DENSE && m->cell_bytes > rt->ambient_bytes) return 0;
+  int64_t cells = 1;
+  for (int32_t k = 0; k < m->naxes; k++) {
+    if (m->axis[k] < 0 || m->axis[k] >= RT_MAX_AXES || m->extent[k] <= 0 || m->below[k] <= 0) return 0;
+    cells *= m->extent[k];
+  }
+  return m->naxes == 0 ? m->num_cells == 1 : cells == m->num_cells;
+}
+
+int32_t rt_runtime_add_snode(rt_runtime *rt, const rt_meta *m) {
+  /* Registering an id twice would orphan its allocator's cells. */
+  if (!valid_meta(rt, m) || rt->metas[m->snode_id].kind >= 0) {
+    rt_runtime_fail(rt, RT_RTERR_META, m->snode_id, 0);
+    return 0;
+  }
+  int32_t id = m->snode_id;
+  rt_meta *dst = &rt->metas[id];
+  *dst = *m;
+  dst->rt = rt;
+  rt_list_init(&rt->lists[id], (int32_t)sizeof(rt_elem), id);
+  rt->lists[id].chunks = (char **)rt_runtime_bump(rt, RT_LIST_MAX_CHUNKS * sizeof(char *), 64, id);
+  int64_t bytes = rt_alloc_bytes(m);
+  if (bytes > 0) {
+    rt_allocator *a = &rt->allocators[id];
+    rt_allocator_init(a, bytes, id);
+    a->data.chunks = (char **)rt_runtime_bump(rt, RT_LIST_MAX_CHUNKS * sizeof(char *), 64, id);
+    a->free.chunks = (char **)rt_runtime_bump(rt, RT_LIST_MAX_CHUNKS * sizeof(char *), 64, id);
+    a->recycled.chunks = (char **)rt_runtime_bump(rt, RT_LIST_MAX_CHUNKS * sizeof(char *), 64, id);
+    if (!a->data.chunks || !a->free.chunks || !a->recycled.chunks) return 0;
+  }
+  return rt->lists[id].chunks != 0;
+}
+
+int64_t rt_runtime_active(rt_runtime *rt, int32_t snode) {
+  return __atomic_load_n(&rt->active[snode], __ATOMIC_RELAXED);
+}

@@ -1,0 +1,258 @@
+/*
+** runtime.h -- the sparse runtime: its state, the SNode meta structs and
+** every device-side entry point (node operations, allocators, GC, listgen).
+**
+** Everything here is plain freestanding C: it is compiled to bitcode for
+** x86-64 and nvptx64 and inlined into kernels, and natively (gcc) for the unit
+** tests. No libc, atomics only through __atomic builtins on 32/64-bit words.
+**
+** The whole state lives inside one memory pool that the host reserves once
+** (src/runtime/host/mempool.h). The pool must be zero when handed over: every
+** byte the runtime takes from it is fresh (a bump pointer that never moves
+** back), so new cells, chunks and lists start out zero without a memset;
+** recycled cells are zero-filled by GC before reuse. docs/runtime.md explains
+** the memory model.
+*/
+#ifndef LATTICE_RT_RUNTIME_H
+#define LATTICE_RT_RUNTIME_H
+
+#include <stdint.h>
+
+#define RT_MAX_AXES 8          /* = IR_MAX_INDICES */
+
+/* SNode kinds the runtime knows; place SNodes have no runtime state (their
+** containers are plain values inside a parent's cell). The root is a dense
+** level with one cell. */
+#define RT_NODE_KINDS(_) \
+  _(DENSE, dense)        \
+  _(BITMASKED, bitmasked) \
+  _(POINTER, pointer)    \
+  _(DYNAMIC, dynamic)
+
+typedef enum {
+#define K(up, low) RT_KIND_##up,
+  RT_NODE_KINDS(K)
+#undef K
+  RT_NUM_KINDS
+} rt_node_kind;
+
+/* Failures recorded in the runtime (first one wins); the host turns them
+** into a message with rt_runtime_describe_error (host/mempool.h). */
+#define RT_RUNTIME_ERRORS(_)                                     \
+  _(OK, "no error")                                              \
+  _(POOL, "the memory pool is exhausted")                        \
+  _(CAPACITY, "an allocator ran out of chunk slots")             \
+  _(META, "an SNode was registered with an invalid description")
+
+typedef enum {
+#define E(name, text) RT_RTERR_##name,
+  RT_RUNTIME_ERRORS(E)
+#undef E
+} rt_runtime_error;
+
+typedef struct rt_runtime rt_runtime;
+
+#include "allocator.h"
+
+/* ---- the description of one SNode level, shared by all kinds ---------------
+** Filled by the host from the SNode tree and copied into the pool by
+** rt_runtime_add_snode. Cells of a container are numbered 0..num_cells-1,
+** row-major over the listed axes (the last listed axis varies fastest). */
+typedef struct rt_meta {
+  int32_t snode_id;
+  int32_t kind;                    /* rt_node_kind */
+  int32_t num_cells;               /* cells per container; dynamic: its capacity */
+  int32_t chunk_cells;             /* dynamic: cells per chunk; 0 elsewhere */
+  int64_t cell_bytes;              /* bytes of one cell (children's containers) */
+  int32_t naxes;                   /* physical axes split by this level, listed order */
+  int32_t axis[RT_MAX_AXES];       /* physical axis of each listed axis */
+  int32_t extent[RT_MAX_AXES];     /* cells along each listed axis */
+  int32_t below[RT_MAX_AXES];      /* product of the extents of axis[k] in the levels
+                                      under this one: a cell coordinate c along
+                                      listed axis k adds c * below[k] to the index */
+  rt_runtime *rt;                  /* set by rt_runtime_add_snode */
+} rt_meta;
+
+/* ---- an element of the list of active containers of one SNode (listgen.c) ---- */
+typedef struct rt_elem {
+  char *container;                 /* the container's memory */
+  int32_t coord[RT_MAX_AXES];      /* physical index of its first cell along each axis */
+} rt_elem;
+
+/* ---- the runtime state, at the start of the pool ----------------------------- */
+struct rt_runtime {
+  char *pool;                      /* base of the pool (== this struct's address) */
+  uint64_t pool_size;
+  uint64_t pool_used;              /* bump pointer (atomic); never moves back */
+  int32_t nsnodes;                 /* SNode ids are 0..nsnodes-1 */
+  int32_t pad0;
+  rt_meta *metas;                  /* [nsnodes]; kind == -1 for ids never added */
+  rt_allocator *allocators;        /* [nsnodes]; set up for pointer and dynamic */
+  rt_list *lists;                  /* [nsnodes]; active containers (rt_elem) */
+  int64_t *active;                 /* [nsnodes]; active cells (dynamic: elements) */
+  char *ambient;                   /* zero cell read through for inactive cells */
+  char *sink;                      /* scratch a write lands in when allocation failed */
+  int64_t ambient_bytes;           /* size of ambient and of sink */
+  /* counters (atomic) */
+  int64_t lists_built;
+  int64_t gc_runs;
+  /* first failure (see RT_RUNTIME_ERRORS) */
+  int32_t error;
+  int32_t error_snode;
+  int64_t error_bytes;             /* bytes requested, or cells for CAPACITY */
+};
+
+/* ---- small atomics shared by the runtime files ---------------------------------
+** LLVM 19's NVPTX back end cannot select acquire loads, release stores or
+** fences, and emits read-modify-write atomics without ordering. So on NVPTX an
+** acquire is a relaxed (volatile) access followed by membar.gl and a release
+** is membar.gl followed by a relaxed access; on the CPU they are the real
+** thing. Use rt_ld_acq / rt_st_rel and rt_lock / rt_unlock, never
+** __ATOMIC_ACQUIRE / __ATOMIC_RELEASE on plain loads and stores directly. */
+#if defined(__NVPTX__)
+#define RT_MO_ACQ __ATOMIC_RELAXED
+#define RT_MO_REL __ATOMIC_RELAXED
+static inline void rt_fence_after_acquire(void) { __nvvm_membar_gl(); }
+static inline void rt_fence_before_release(void) { __nvvm_membar_gl(); }
+#else
+#define RT_MO_ACQ __ATOMIC_ACQUIRE
+#define RT_MO_REL __ATOMIC_RELEASE
+static inline void rt_fence_after_acquire(void) {}
+static inline void rt_fence_before_release(void) {}
+#endif
+
+static inline char *rt_ld_ptr(char *const *p) {
+  char *v = __atomic_load_n(p, RT_MO_ACQ);
+  rt_fence_after_acquire();
+  return v;
+}
+static inline int32_t rt_ld_i32(const int32_t *p) {
+  int32_t v = __atomic_load_n(p, RT_MO_ACQ);
+  rt_fence_after_acquire();
+  return v;
+}
+static inline uint32_t rt_ld_u32(const uint32_t *p) {
+  uint32_t v = __atomic_load_n(p, RT_MO_ACQ);
+  rt_fence_after_acquire();
+  return v;
+}
+static inline uint64_t rt_ld_u64(const uint64_t *p) {
+  uint64_t v = __atomic_load_n(p, RT_MO_ACQ);
+  rt_fence_after_acquire();
+  return v;
+}
+static inline void rt_st_ptr(char **p, char *v) {
+  rt_fence_before_release();
+  __atomic_store_n(p, v, RT_MO_REL);
+}
+static inline void rt_st_i32(int32_t *p, int32_t v) {
+  rt_fence_before_release();
+  __atomic_store_n(p, v, RT_MO_REL);
+}
+#define rt_ld_acq(p)                                                           \
+  _Generic((p), char **: rt_ld_ptr, char *const *: rt_ld_ptr, int32_t *: rt_ld_i32, \
+           const int32_t *: rt_ld_i32, uint32_t *: rt_ld_u32, const uint32_t *: rt_ld_u32, \
+           uint64_t *: rt_ld_u64, const uint64_t *: rt_ld_u64)(p)
+#define rt_st_rel(p, v) _Generic((p), char **: rt_st_ptr, int32_t *: rt_st_i32)((p), (v))
+
+static inline void rt_lock(int32_t *l) {
+  for (;;) {
+    if (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE) == 0) {
+      rt_fence_after_acquire();
+      return;
+    }
+    while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+    }
+  }
+}
+static inline void rt_unlock(int32_t *l) { rt_st_i32(l, 0); }
+
+static inline int64_t rt_align(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+/* Bytes of one container of a kind, given its cells; the struct compiler
+** uses this for layout (host-safe: a pure function). Layouts:
+**   dense      cells
+**   bitmasked  cells, padded to 8, then one u32 mask word per 32 cells
+**   pointer    one u64 cell pointer per cell, then one i32 lock per cell
+**   dynamic    i32 lock, i32 length, u64 pointer to the first chunk */
+static inline int64_t rt_container_bytes(int32_t kind, int64_t num_cells, int64_t cell_bytes) {
+  switch (kind) {
+  case RT_KIND_DENSE: return num_cells * cell_bytes;
+  case RT_KIND_BITMASKED: return rt_align(rt_align(num_cells * cell_bytes, 8) + 4 * ((num_cells + 31) / 32), 8);
+  case RT_KIND_POINTER: return rt_align(num_cells * 12, 8);
+  case RT_KIND_DYNAMIC: return 16;
+  default: return -1;
+  }
+}
+
+/* Bytes one allocation of an SNode's allocator takes: a pointer cell, or a
+** dynamic chunk (next-chunk pointer + chunk_cells cells); 0 for kinds without one. */
+static inline int64_t rt_alloc_bytes(const rt_meta *m) {
+  if (m->kind == RT_KIND_POINTER) return rt_align(m->cell_bytes, 8);
+  if (m->kind == RT_KIND_DYNAMIC) return rt_align(8 + (int64_t)m->chunk_cells * m->cell_bytes, 8);
+  return 0;
+}
+
+/* ---- runtime.c ----------------------------------------------------------------- */
+/* Places the state at the start of a zeroed pool; NULL if the pool cannot hold
+** it (rt_runtime_min_pool tells the host how many bytes it needs). ambient_bytes:
+** at least the largest cell of any sparse SNode. */
+rt_runtime *rt_runtime_init(char *pool, uint64_t pool_size, int32_t nsnodes, int64_t ambient_bytes);
+uint64_t rt_runtime_min_pool(int32_t nsnodes, int64_t ambient_bytes);
+/* Copies m into the runtime and sets up its allocator and list; 0 on error
+** (recorded: META for a bad description, POOL when the pool is too small). */
+int32_t rt_runtime_add_snode(rt_runtime *rt, const rt_meta *m);
+rt_meta *rt_runtime_meta(rt_runtime *rt, int32_t snode);
+/* Takes `bytes` fresh (zero) bytes aligned to `align` (a power of two) from the
+** pool; NULL and a recorded POOL error naming `snode` when it is exhausted. */
+char *rt_runtime_bump(rt_runtime *rt, uint64_t bytes, uint64_t align, int32_t snode);
+/* Records a failure unless one is already recorded. */
+void rt_runtime_fail(rt_runtime *rt, int32_t code, int32_t snode, int64_t bytes);
+int64_t rt_runtime_active(rt_runtime *rt, int32_t snode);
+
+/* ---- nodes.c: one file per kind, same operation names ---------------------------
+** node: the container; i: the cell number in it (0 <= i < num_cells, the
+** caller checks bounds). activate returns the cell (writes go there);
+** lookup_element returns the cell, or the shared zero ambient cell when it
+** is inactive (reads only: never write through it). */
+#define RT_NODE_OPS(kind)                                                             \
+  int32_t rt_##kind##_get_num_elements(const rt_meta *m, char *node);                 \
+  char *rt_##kind##_activate(const rt_meta *m, char *node, int32_t i);                \
+  int32_t rt_##kind##_is_active(const rt_meta *m, char *node, int32_t i);             \
+  char *rt_##kind##_lookup_element(const rt_meta *m, char *node, int32_t i);          \
+  void rt_##kind##_deactivate(const rt_meta *m, char *node, int32_t i);
+RT_NODE_OPS(dense)
+RT_NODE_OPS(bitmasked)
+RT_NODE_OPS(pointer)
+RT_NODE_OPS(dynamic)
+#undef RT_NODE_OPS
+/* dynamic only: append reserves the next element (returns its index, -1 when
+** the list is at capacity); length is the number of elements. */
+int32_t rt_dynamic_append(const rt_meta *m, char *node);
+int32_t rt_dynamic_length(const rt_meta *m, char *node);
+
+/* The same operations dispatched on m->kind (listgen, host tools, tests). */
+int32_t rt_node_get_num_elements(const rt_meta *m, char *node);
+char *rt_node_activate(const rt_meta *m, char *node, int32_t i);
+int32_t rt_node_is_active(const rt_meta *m, char *node, int32_t i);
+char *rt_node_lookup_element(const rt_meta *m, char *node, int32_t i);
+void rt_node_deactivate(const rt_meta *m, char *node, int32_t i);
+
+/* ---- listgen.c ------------------------------------------------------------------ */
+/* Empties the list of active containers of `snode` (a clear_list task). */
+void rt_list_clear(rt_runtime *rt, int32_t snode);
+/* The root's list: its one container, at coordinates 0. */
+void rt_listgen_root(rt_runtime *rt, int32_t root, char *root_container);
+/* A listgen task parent->child, over elements [begin, end) of the parent's
+** list (parallel workers take disjoint ranges): appends the child container
+** of every active cell of each parent container. child_offset: byte offset
+** of the child's container inside a parent cell. */
+void rt_listgen(rt_runtime *rt, int32_t parent, int32_t child, int64_t child_offset,
+                int32_t begin, int32_t end);
+int32_t rt_listgen_size(rt_runtime *rt, int32_t snode);
+rt_elem *rt_listgen_element(rt_runtime *rt, int32_t snode, int32_t i);
+/* Deactivates every cell of the containers [begin, end) of snode's list
+** (built beforehand); the front end runs it bottom-up for deactivate_all. */
+void rt_deactivate_all(rt_runtime *rt, int32_t snode, int32_t begin, int32_t end);
+
+#endif
