@@ -1,0 +1,116 @@
+#!/bin/bash
+# setup.sh -- install what is missing, build, and run Lattice.
+#
+#   ./setup.sh example   build (./build), run examples/julia.lua, say where the images are
+#   ./setup.sh test      build (./build and ./build-asan), run the whole test suite twice:
+#                        Release and AddressSanitizer+UndefinedBehaviorSanitizer
+#
+# Debian 12 packages are checked first; as root the missing ones are
+# installed, otherwise the exact command to install them is printed.
+# LT_BUILD / LT_BUILD_ASAN name other build folders (default build, build-asan).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")" && pwd)
+cd "$ROOT"
+JOBS=$(nproc 2>/dev/null || echo 2)
+BUILD=${LT_BUILD:-build}
+BUILD_ASAN=${LT_BUILD_ASAN:-build-asan}
+PACKAGES=(cmake gcc pkg-config llvm-19-dev clang-19 llvm-19-tools liblua5.4-dev lua5.4 libedit-dev libpng-dev)
+
+usage() {
+  echo "usage: ./setup.sh example   build, run examples/julia.lua, say where the images are"
+  echo "       ./setup.sh test      build, run the whole test suite (also under ASan+UBSan)"
+  exit 2
+}
+
+check_packages() {
+  if ! command -v dpkg-query > /dev/null; then
+    echo "setup.sh: not a Debian system; make sure these (or their equivalents) are installed:"
+    echo "  ${PACKAGES[*]}"
+    return 0
+  fi
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    if [ "$(dpkg-query -W -f='${Status}' "$p" 2> /dev/null)" != "install ok installed" ]; then
+      missing+=("$p")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "setup.sh: missing packages: ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then
+    apt-get update && apt-get install -y "${missing[@]}"
+  else
+    echo "Install them with:"
+    echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}"
+    echo "then run this command again."
+    exit 1
+  fi
+}
+
+# build DIR [cmake options...]
+build() {
+  local dir=$1
+  shift
+  echo "== building in $dir"
+  mkdir -p "$dir"
+  cmake -S "$ROOT" -B "$dir" -DLT_WERROR=ON "$@" > "$dir/cmake.log" 2>&1 || {
+    cat "$dir/cmake.log"
+    echo "setup.sh: cmake failed (log above, also in $dir/cmake.log)"
+    exit 1
+  }
+  make -C "$dir" -j"$JOBS" --no-print-directory
+}
+
+# run_ctest DIR: runs the suite, adds its counts to PASSED/FAILED/SKIPPED
+PASSED=0 FAILED=0 SKIPPED=0
+run_ctest() {
+  local dir=$1 junit rc=0
+  case "$dir" in /*) junit="$dir/ctest-results.xml" ;; *) junit="$ROOT/$dir/ctest-results.xml" ;; esac
+  rm -f "$junit"
+  echo "== testing $dir"
+  ctest --test-dir "$dir" --output-on-failure -j"$JOBS" --output-junit "$junit" || rc=$?
+  if [ ! -f "$junit" ]; then
+    echo "setup.sh: ctest wrote no results in $dir"
+    FAILED=$((FAILED + 1))
+    return
+  fi
+  # one <testcase ... status="run|fail|notrun|disabled"> per test
+  local p f s
+  p=$(grep -c '<testcase[^>]*status="run"' "$junit" || true)
+  f=$(grep -c '<testcase[^>]*status="fail"' "$junit" || true)
+  s=$(grep -Ec '<testcase[^>]*status="(notrun|disabled)"' "$junit" || true)
+  echo "== $dir: $p passed, $f failed, $s skipped"
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi # ctest failed without a failing test
+  PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+}
+
+mode=${1:-}
+case "$mode" in
+  example)
+    check_packages
+    build "$BUILD" -DCMAKE_BUILD_TYPE=Release
+    out="$ROOT/out"
+    echo "== running examples/julia.lua"
+    "./$BUILD/lattice" examples/julia.lua --out "$out"
+    echo "The Julia-set images are in $out/ (julia_*.png)."
+    echo "More: ./$BUILD/lattice examples/heat.lua --out $out   or start the REPL with ./$BUILD/lattice"
+    ;;
+  test)
+    check_packages
+    build "$BUILD" -DCMAKE_BUILD_TYPE=Release
+    run_ctest "$BUILD"
+    # RelWithDebInfo: sanitizer reports with line numbers, at a bearable speed
+    build "$BUILD_ASAN" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLT_SANITIZE=ON
+    # Leak checking stays on: every program and compiled kernel is freed at
+    # lua_close, and libLLVM's own process-lifetime allocations have not
+    # needed suppressions. A sanitizer report fails the test that caused it.
+    export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+    run_ctest "$BUILD_ASAN"
+    echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+    [ "$FAILED" -eq 0 ]
+    ;;
+  *)
+    usage
+    ;;
+esac
