@@ -14,13 +14,27 @@
 #include "../runtime/context.h"
 
 /* A compiled task: fn(ctx, thread_id, begin, end) runs iterations [begin, end)
-** of a range_for task, or the whole serial task when called with (0, 1). */
+** of a range_for task, or the whole serial task when called with (0, 1).
+** The sparse tasks (docs/runtime.md, "Code generation for sparse SNodes"):
+**   task_clear_list L        fn(ctx, 0, 0, 1) empties L's list
+**   task_listgen P->L        elements [begin, end) of P's list (the launcher
+**                            builds the root's list itself)
+**   task_struct_for S        elements [begin, end) of S's list, every active
+**                            cell of each
+**   task_deactivate_all D    elements [begin, end) of D's list
+**   task_gc D                fn(ctx, worker, stage, nworkers): stages 0 and 2
+**                            by every worker 0..nworkers-1, stage 1 once */
 typedef void (*jit_task_fn)(rt_context *ctx, int thread_id, int64_t begin, int64_t end);
 
 typedef struct {
-  ir_op kind;                   /* IR_task_serial or IR_task_range_for */
+  ir_op kind;                   /* the task's op (IR_task_*) */
   ir_task_range range;          /* copied from the IR */
   jit_task_fn fn;
+  /* sparse tasks: the level (aux), its parent level, its tree and the
+  ** tree's root SNode, and the offset of its container inside a parent
+  ** cell (task_listgen) */
+  int32_t snode, parent, tree, root;
+  int64_t child_offset;
 } jit_task;
 
 typedef struct jit_kernel jit_kernel;
@@ -28,18 +42,27 @@ struct jit_kernel {
   const char *name;
   int ntasks;
   jit_task *tasks;
+  bool needs_runtime;           /* some task uses rt_context.runtime (sparse SNodes) */
   void *impl;                   /* backend-private (e.g. the ORC resource tracker) */
   double compile_ms;            /* LLVM optimisation + code generation */
 };
+
+typedef struct jit_sparse jit_sparse;  /* jit_sparse.h */
 
 typedef struct jit_backend jit_backend;
 struct jit_backend {
   const char *name;             /* "cpu", "cuda" */
   int threads;
+  /* The program's pool and sparse runtime (set by the front end after
+  ** creation): launch uses it for list tasks, list reuse and GC, and sets
+  ** rt_context.runtime from it. */
+  jit_sparse *sparse;
   /* Compiles an offloaded kernel; NULL and a message in err on failure. */
   jit_kernel *(*compile)(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
   /* Runs the tasks in order; returns false when a task raised an error
-  ** (ctx->error holds which). */
+  ** (ctx->error holds which; RT_ERR_RUNTIME: the sparse runtime recorded a
+  ** failure, jit_sparse_take_error has the message). Sets ctx->runtime from
+  ** `sparse` when it is NULL. */
   bool (*launch)(jit_backend *be, jit_kernel *jk, rt_context *ctx);
   void (*release)(jit_backend *be, jit_kernel *jk);
   void (*destroy)(jit_backend *be);

@@ -24,6 +24,7 @@ void rt_list_init(rt_list *l, int32_t elem_bytes, int32_t snode_id) {
   l->log2_chunk = log2;
   l->max_chunks = RT_LIST_MAX_CHUNKS;
   l->snode_id = snode_id;
+  l->data = 0;
   l->chunks = 0;
 }
 
@@ -34,7 +35,8 @@ static int touch_chunk(rt_runtime *rt, rt_list *l, int32_t c) {
   int ok = 1;
   if (!rt_ld_acq(&l->chunks[c])) {
     uint64_t bytes = (uint64_t)l->elem_bytes << l->log2_chunk;
-    char *p = rt_runtime_bump(rt, bytes, 64, l->snode_id);
+    char *p = l->data ? rt_runtime_bump_data(rt, bytes, 64, l->snode_id)
+                      : rt_runtime_bump(rt, bytes, 64, l->snode_id);
     if (p)
       rt_st_rel(&l->chunks[c], p);
     else
@@ -74,6 +76,7 @@ int32_t rt_list_size(const rt_list *l) { return rt_ld_acq(&l->size); }
 void rt_allocator_init(rt_allocator *a, int64_t elem_bytes, int32_t snode_id) {
   a->elem_bytes = rt_align(elem_bytes, 8);
   rt_list_init(&a->data, (int32_t)a->elem_bytes, snode_id);
+  a->data.data = 1;
   rt_list_init(&a->free, 8, snode_id);
   rt_list_init(&a->recycled, 8, snode_id);
   a->free_used = 0;

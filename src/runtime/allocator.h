@@ -22,6 +22,8 @@ typedef struct rt_list {
   int32_t log2_chunk;              /* elements per chunk = 1 << log2_chunk */
   int32_t max_chunks;
   int32_t snode_id;                /* for error reports */
+  int32_t data;                    /* an allocator's cells: chunks stop short of the
+                                      pool's reserve (rt_runtime_bump_data) */
   char **chunks;                   /* [max_chunks], in the pool */
 } rt_list;
 

@@ -16,7 +16,9 @@
 /* Error codes a task can raise; the first one wins (see rt_raise). */
 #define RT_ERRORS(_)                                              \
   _(OK, "no error")                                               \
-  _(INDEX, "index out of range")
+  _(INDEX, "index out of range")                                  \
+  _(RUNTIME, "the sparse runtime failed (jit_sparse_take_error has the message)") \
+  _(APPEND, "append to a full dynamic list")
 
 typedef enum {
 #define E(name, text) RT_ERR_##name,
@@ -42,6 +44,7 @@ typedef struct rt_context {
 **   name, return type, parameter types (for documentation) */
 #define RT_FUNCTIONS(_)                                                                 \
   _(rt_raise_index_error, "void", "rt_context*, i32 snode, i32 axis, i64 index, i32 line") \
+  _(rt_raise_append_error, "void", "rt_context*, i32 snode, i32 line")                    \
   RT_NODE_FUNCTIONS(_)
 
 /* The sparse runtime (src/runtime/runtime.h): node operations per kind, meta

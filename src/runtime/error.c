@@ -20,3 +20,13 @@ void rt_raise_index_error(rt_context *ctx, int32_t snode, int32_t axis, int64_t 
   ctx->error_info[2] = index;
   ctx->error_info[3] = line;
 }
+
+/* Debug builds only: a snode_append found its dynamic list full (the value
+** was dropped). info: [0] the dynamic SNode, [3] the source line. */
+void rt_raise_append_error(rt_context *ctx, int32_t snode, int32_t line) {
+  if (!claim(ctx, RT_ERR_APPEND)) return;
+  ctx->error_info[0] = snode;
+  ctx->error_info[1] = 0;
+  ctx->error_info[2] = 0;
+  ctx->error_info[3] = line;
+}

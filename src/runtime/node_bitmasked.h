@@ -23,8 +23,10 @@ char *rt_bitmasked_activate(const rt_meta *m, char *node, int32_t i) {
   uint32_t *w = bm_word(m, node, i);
   /* Skip the read-modify-write when the bit is already set (the common case). */
   if (!(rt_ld_acq(w) & bit) &&
-      !(__atomic_fetch_or(w, bit, __ATOMIC_ACQ_REL) & bit))
+      !(__atomic_fetch_or(w, bit, __ATOMIC_ACQ_REL) & bit)) {
     __atomic_fetch_add(&m->rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
+    rt_mark_changed(m->rt, m->snode_id);
+  }
   return node + (int64_t)i * m->cell_bytes;
 }
 
@@ -46,4 +48,5 @@ void rt_bitmasked_deactivate(const rt_meta *m, char *node, int32_t i) {
   char *cell = node + (int64_t)i * m->cell_bytes;
   for (int64_t k = 0; k < m->cell_bytes; k++) cell[k] = 0;
   __atomic_fetch_sub(&m->rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
+  rt_mark_changed(m->rt, m->snode_id);
 }

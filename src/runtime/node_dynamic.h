@@ -9,7 +9,9 @@
 ** Cells 0..n-1 are active. append reserves index n; activate(i) makes the
 ** list at least i+1 long. deactivate clears the whole list (every chunk goes
 ** back to the allocator), whatever i is. Appending and deactivating the same
-** list in one task is a race the caller must avoid.
+** list in one task is a race the caller must avoid. A dynamic level is always
+** the last level, so no list depends on its cells: unlike bitmasked and
+** pointer it never calls rt_mark_changed, and append stays one CAS.
 */
 
 typedef struct {

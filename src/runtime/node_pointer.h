@@ -32,6 +32,7 @@ char *rt_pointer_activate(const rt_meta *m, char *node, int32_t i) {
     if (cell) {
       rt_st_rel(slot, cell);
       __atomic_fetch_add(&m->rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
+      rt_mark_changed(m->rt, m->snode_id);
     }
   }
   rt_unlock(lock);
@@ -58,6 +59,7 @@ void rt_pointer_deactivate(const rt_meta *m, char *node, int32_t i) {
     ** hold the pointer. */
     rt_allocator_recycle(m->rt, m->snode_id, cell);
     __atomic_fetch_sub(&m->rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
+    rt_mark_changed(m->rt, m->snode_id);
   }
   rt_unlock(lock);
 }

@@ -16,6 +16,7 @@ static uint64_t state_bytes(int32_t nsnodes, int64_t ambient_bytes) {
   b += rt_align(n * sizeof(rt_allocator), 64);
   b += rt_align(n * sizeof(rt_list), 64);
   b += rt_align(n * sizeof(int64_t), 64);
+  b += rt_align(n * sizeof(int32_t), 64);
   b += 2 * rt_align(ambient_bytes, 64);
   return b;
 }
@@ -34,12 +35,12 @@ void rt_runtime_fail(rt_runtime *rt, int32_t code, int32_t snode, int64_t bytes)
   rt->error_bytes = bytes;
 }
 
-char *rt_runtime_bump(rt_runtime *rt, uint64_t bytes, uint64_t align, int32_t snode) {
+static char *bump_below(rt_runtime *rt, uint64_t bytes, uint64_t align, int32_t snode, uint64_t limit) {
   uint64_t old = __atomic_load_n(&rt->pool_used, __ATOMIC_RELAXED);
   for (;;) {
     uint64_t start = (old + align - 1) & ~(align - 1);
-    /* Compare without overflowing: start + bytes > size. */
-    if (start > rt->pool_size || bytes > rt->pool_size - start) {
+    /* Compare without overflowing: start + bytes > limit. */
+    if (start > limit || bytes > limit - start) {
       rt_runtime_fail(rt, RT_RTERR_POOL, snode, (int64_t)bytes);
       return 0;
     }
@@ -47,6 +48,15 @@ char *rt_runtime_bump(rt_runtime *rt, uint64_t bytes, uint64_t align, int32_t sn
                                     __ATOMIC_RELAXED))
       return rt->pool + start;
   }
+}
+
+char *rt_runtime_bump(rt_runtime *rt, uint64_t bytes, uint64_t align, int32_t snode) {
+  return bump_below(rt, bytes, align, snode, rt->pool_size);
+}
+
+char *rt_runtime_bump_data(rt_runtime *rt, uint64_t bytes, uint64_t align, int32_t snode) {
+  uint64_t limit = rt->reserve < rt->pool_size ? rt->pool_size - rt->reserve : 0;
+  return bump_below(rt, bytes, align, snode, limit);
 }
 
 rt_runtime *rt_runtime_init(char *pool, uint64_t pool_size, int32_t nsnodes, int64_t ambient_bytes) {
@@ -64,6 +74,7 @@ rt_runtime *rt_runtime_init(char *pool, uint64_t pool_size, int32_t nsnodes, int
   rt->allocators = (rt_allocator *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(rt_allocator), 64, -1);
   rt->lists = (rt_list *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(rt_list), 64, -1);
   rt->active = (int64_t *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(int64_t), 64, -1);
+  rt->changed = (int32_t *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(int32_t), 64, -1);
   rt->ambient = rt_runtime_bump(rt, (uint64_t)rt->ambient_bytes, 64, -1);
   rt->sink = rt_runtime_bump(rt, (uint64_t)rt->ambient_bytes, 64, -1);
   for (int32_t i = 0; i < nsnodes; i++) rt->metas[i].kind = -1;

@@ -84,12 +84,18 @@ struct rt_runtime {
   char *pool;                      /* base of the pool (== this struct's address) */
   uint64_t pool_size;
   uint64_t pool_used;              /* bump pointer (atomic); never moves back */
+  uint64_t reserve;                /* bytes that cells (rt_runtime_bump_data) leave to
+                                      lists, so a full pool can still be listed and
+                                      freed; 0 after rt_runtime_init, set by the host */
   int32_t nsnodes;                 /* SNode ids are 0..nsnodes-1 */
   int32_t pad0;
   rt_meta *metas;                  /* [nsnodes]; kind == -1 for ids never added */
   rt_allocator *allocators;        /* [nsnodes]; set up for pointer and dynamic */
   rt_list *lists;                  /* [nsnodes]; active containers (rt_elem) */
   int64_t *active;                 /* [nsnodes]; active cells (dynamic: elements) */
+  int32_t *changed;                /* [nsnodes]; set when a cell of a bitmasked or pointer
+                                      SNode changed state (rt_mark_changed); the host
+                                      clears it when it decides which lists to rebuild */
   char *ambient;                   /* zero cell read through for inactive cells */
   char *sink;                      /* scratch a write lands in when allocation failed */
   int64_t ambient_bytes;           /* size of ambient and of sink */
@@ -169,6 +175,15 @@ static inline void rt_unlock(int32_t *l) { rt_st_i32(l, 0); }
 
 static inline int64_t rt_align(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
+/* Records that the cells of `snode` changed state, so the lists of the levels
+** under it are stale (list reuse, src/jit/jit_sparse.c). Called only on the
+** slow paths of activation and deactivation, where a cell really switched;
+** the load first keeps the flag's cache line shared while it is already set. */
+static inline void rt_mark_changed(rt_runtime *rt, int32_t snode) {
+  if (!__atomic_load_n(&rt->changed[snode], __ATOMIC_RELAXED))
+    __atomic_store_n(&rt->changed[snode], 1, __ATOMIC_RELAXED);
+}
+
 /* Bytes of one container of a kind, given its cells; the struct compiler
 ** uses this for layout (host-safe: a pure function). Layouts:
 **   dense      cells
@@ -206,6 +221,9 @@ rt_meta *rt_runtime_meta(rt_runtime *rt, int32_t snode);
 /* Takes `bytes` fresh (zero) bytes aligned to `align` (a power of two) from the
 ** pool; NULL and a recorded POOL error naming `snode` when it is exhausted. */
 char *rt_runtime_bump(rt_runtime *rt, uint64_t bytes, uint64_t align, int32_t snode);
+/* The same for cells and tree instances: fails while fewer than rt->reserve
+** bytes would be left. */
+char *rt_runtime_bump_data(rt_runtime *rt, uint64_t bytes, uint64_t align, int32_t snode);
 /* Records a failure unless one is already recorded. */
 void rt_runtime_fail(rt_runtime *rt, int32_t code, int32_t snode, int64_t bytes);
 int64_t rt_runtime_active(rt_runtime *rt, int32_t snode);

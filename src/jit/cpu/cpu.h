@@ -4,11 +4,17 @@
 #ifndef LATTICE_JIT_CPU_H
 #define LATTICE_JIT_CPU_H
 
+#include "../../runtime/host/threadpool.h"
 #include "../jit.h"
 
 /* The optimised LLVM IR that be (from jit_cpu_create) would run for k, as
 ** malloc'd text; NULL with a message in err on failure. For tests (checking
 ** that loops vectorize) and for inspecting generated code. */
 char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
+
+/* Internal to src/jit/cpu: runs one sparse task (cpu_sparse.c) on the pool.
+** reused carries, from a task_clear_list to its task_listgen, the level
+** whose list is kept (-1: none); sp may be NULL (no list reuse then). */
+void cpu_sparse_task(rt_pool *pool, jit_sparse *sp, const jit_task *t, rt_context *ctx, int32_t *reused);
 
 #endif

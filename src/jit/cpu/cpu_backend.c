@@ -17,6 +17,8 @@
 #include <llvm-c/Target.h>
 
 #include "../../runtime/host/threadpool.h"
+#include "../../runtime/runtime.h"
+#include "../jit_sparse.h"
 #include "../llvm/llvm_codegen.h"
 #include "cpu.h"
 
@@ -122,6 +124,20 @@ char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
   return text;
 }
 
+/* What the launcher needs to run a sparse task (cpu_sparse.c). */
+static void sparse_fields(ir_kernel *k, ir_stmt *s, jit_task *t) {
+  t->snode = t->parent = t->tree = t->root = -1;
+  if (!cg_is_sparse_task(s->op) || !k->prog || s->aux < 0 || s->aux >= k->prog->nsnodes) return;
+  const ir_snode *sn = k->prog->snodes[s->aux];
+  const ir_snode *r = sn;
+  while (r->parent) r = r->parent;
+  t->snode = sn->id;
+  t->parent = sn->parent ? sn->parent->id : -1;
+  t->tree = sn->tree;
+  t->root = r->id;
+  t->child_offset = sn->offset;
+}
+
 static jit_kernel *cpu_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
   cpu_impl *im = be->impl;
   double t0 = now_ms();
@@ -165,10 +181,12 @@ static jit_kernel *cpu_compile(jit_backend *be, ir_kernel *k, char *err, size_t 
     tasks[i].kind = s->op;
     tasks[i].range = s->range;
     tasks[i].fn = (jit_task_fn)(uintptr_t)addr;
+    sparse_fields(k, s, &tasks[i]);
   }
   jk->name = name;
   jk->ntasks = m.ntasks;
   jk->tasks = tasks;
+  jk->needs_runtime = m.needs_runtime;
   jk->impl = rt;
   cg_module_free(&m);
   jk->compile_ms = now_ms() - t0;
@@ -209,12 +227,29 @@ static int64_t bound(rt_context *ctx, int gtmp, int64_t constant) {
   return v;
 }
 
+/* Turns a failure the sparse runtime recorded (pool exhausted) into the
+** task error RT_ERR_RUNTIME; the front end asks jit_sparse_take_error why. */
+static bool runtime_failed(rt_context *ctx) {
+  if (!ctx->runtime || __atomic_load_n(&ctx->runtime->error, __ATOMIC_ACQUIRE) == RT_RTERR_OK) return false;
+  int32_t expected = RT_ERR_OK;
+  __atomic_compare_exchange_n(ctx->error, &expected, RT_ERR_RUNTIME, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return true;
+}
+
 static bool cpu_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
   cpu_impl *im = be->impl;
+  if (!ctx->runtime && be->sparse) ctx->runtime = jit_sparse_runtime(be->sparse);
+  if (jk->needs_runtime && !ctx->runtime) {
+    *ctx->error = RT_ERR_RUNTIME;   /* a sparse kernel launched without a runtime */
+    return false;
+  }
+  int32_t reused = -1;
   for (int i = 0; i < jk->ntasks; i++) {
     jit_task *t = &jk->tasks[i];
     if (t->kind == IR_task_serial) {
       t->fn(ctx, 0, 0, 1);
+    } else if (t->kind != IR_task_range_for) {
+      cpu_sparse_task(im->pool, be->sparse, t, ctx, &reused);
     } else {
       int64_t b = bound(ctx, t->range.begin_gtmp, t->range.begin);
       int64_t e = bound(ctx, t->range.end_gtmp, t->range.end);
@@ -222,6 +257,7 @@ static bool cpu_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
       rt_pool_parallel_for(im->pool, b, e, t->range.block_dim > 0 ? t->range.block_dim : 0, run_range, &j);
     }
     if (__atomic_load_n(ctx->error, __ATOMIC_SEQ_CST) != 0) return false;
+    if (runtime_failed(ctx)) return false;
   }
   return true;
 }

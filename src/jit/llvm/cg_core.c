@@ -123,24 +123,10 @@ LLVMValueRef cg_int_convert(cg *c, LLVMValueRef v, bool is_signed, LLVMTypeRef t
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-/* The sparse-SNode statements (ops.def) have no code generation yet. */
-static bool is_sparse_op(ir_op op) {
-  switch (op) {
-  case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active: case IR_snode_append:
-  case IR_snode_length: case IR_snode_deactivate_all: case IR_struct_for: case IR_task_clear_list:
-  case IR_task_listgen: case IR_task_struct_for: case IR_task_gc: case IR_task_deactivate_all:
-    return true;
-  default:
-    return false;
-  }
-}
-
 static void stmt(cg *c, ir_stmt *s) {
   cg_open(c);
-  if (is_sparse_op(s->op))
-    cg_fail(c, s, "'%s': sparse SNodes (bitmasked, pointer, dynamic) are not supported yet by "
-            "the code generator", ir_op_name(s->op));
-  if (cg_arith(c, s) || cg_memory(c, s) || cg_control(c, s)) return;
+  /* cg_sparse first: it takes the loop_index of struct-for tasks */
+  if (cg_sparse(c, s) || cg_arith(c, s) || cg_memory(c, s) || cg_control(c, s)) return;
   cg_fail(c, s, "statement '%s' cannot be compiled here (is the kernel offloaded?)",
           ir_op_name(s->op));
 }
@@ -163,7 +149,10 @@ static LLVMValueRef task_function(cg *c, ir_stmt *task, const char *name) {
   LLVMBasicBlockRef body = cg_new_bb(c, "body");
   LLVMPositionBuilderAtEnd(c->b, body);
   c->nloops = 0;
-  cg_task_body(c, task, LLVMGetParam(c->fn, 2), LLVMGetParam(c->fn, 3));
+  if (cg_is_sparse_task(task->op))
+    cg_sparse_task_body(c, task, LLVMGetParam(c->fn, 2), LLVMGetParam(c->fn, 3));
+  else
+    cg_task_body(c, task, LLVMGetParam(c->fn, 2), LLVMGetParam(c->fn, 3));
   if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(c->b))) LLVMBuildRetVoid(c->b);
   LLVMPositionBuilderAtEnd(c->b, c->entry);
   LLVMBuildBr(c->b, body);
@@ -208,9 +197,6 @@ bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *
     if (!(ir_op_flags(s->op) & IR_TASK))
       cg_fail(c, s, "top-level statement '%s' is not a task (is the kernel offloaded?)",
               ir_op_name(s->op));
-    if (s->op != IR_task_serial && s->op != IR_task_range_for)
-      cg_fail(c, s, "'%s': sparse SNodes (bitmasked, pointer, dynamic) are not supported yet by "
-              "the code generator", ir_op_name(s->op));
     char *name = out->names[out->ntasks];
     snprintf(name, sizeof out->names[0], "%s_task%d", prefix, out->ntasks);
     LLVMValueRef fn = task_function(c, s, name);
@@ -224,10 +210,12 @@ bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *
     goto done;
   }
   LLVMDisposeMessage(msg);
+  out->needs_runtime = c->uses_runtime;
   ok = true;
 done:
   LLVMDisposeBuilder(c->b);
   free(c->slots);
+  free(c->writes);
   if (ok) {
     out->mod = c->mod;
   } else {

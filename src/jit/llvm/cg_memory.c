@@ -11,11 +11,13 @@
 
 #define B (c->b)
 
-static LLVMValueRef invariant(cg *c, LLVMValueRef load) {
+LLVMValueRef cg_invariant(cg *c, LLVMValueRef load) {
   unsigned kind = LLVMGetMDKindIDInContext(c->ctx, "invariant.load", 14);
   LLVMSetMetadata(load, kind, LLVMMetadataAsValue(c->ctx, LLVMMDNodeInContext2(c->ctx, NULL, 0)));
   return load;
 }
+
+#define invariant cg_invariant
 
 /* ptr[index] of an array of element type t whose address is ctx field `field` */
 static LLVMValueRef ctx_array_load(cg *c, int field, LLVMTypeRef t, long long index) {
@@ -42,9 +44,6 @@ static ir_snode *place_of(cg *c, ir_stmt *s) {
     cg_fail(c, s, "'%s' names SNode %d, which this kernel's program does not have", ir_op_name(s->op), s->aux);
   ir_snode *sn = p->snodes[s->aux];
   if (sn->kind != IR_SN_place) cg_fail(c, s, "SNode %d is not a place", s->aux);
-  if (ir_snode_under_sparse(sn))
-    cg_fail(c, s, "field '%s' lies under a sparse SNode (bitmasked, pointer, dynamic): not supported yet by the "
-            "code generator", sn->name ? sn->name : "?");
   if (!p->trees[sn->tree].materialized)
     cg_fail(c, s, "field '%s' belongs to a tree whose layout was not computed", sn->name ? sn->name : "?");
   return sn;
@@ -57,19 +56,42 @@ static bool axis_split_above(const ir_snode *lvl, int axis) {
   return false;
 }
 
+void cg_phys_indices(cg *c, ir_stmt *s, const ir_snode *sn, LLVMValueRef *phys) {
+  for (int a = 0; a < IR_MAX_INDICES; a++) phys[a] = NULL;
+  for (int i = 0; i < sn->nidx; i++) {
+    int a = sn->physical_index_position[i];
+    if (a < 0 || a >= IR_MAX_INDICES) cg_fail(c, s, "bad physical axis %d", a);
+    phys[a] = cg_int_convert(c, cg_get(c, s->ops[i]), ir_type_is_signed(s->ops[i]->type), c->t_i64);
+  }
+}
+
+LLVMValueRef cg_cell_index(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef *phys) {
+  LLVMTypeRef i64 = c->t_i64;
+  LLVMValueRef cell = LLVMConstInt(i64, 0, 0);
+  for (int k = 0; k < lvl->naxes; k++) {
+    int a = lvl->axes[k];
+    if (!phys[a]) cg_fail(c, s, "level S%d splits axis %d, which the field's indices do not reach", lvl->id, a);
+    LLVMValueRef coord = phys[a];
+    if (lvl->below[a] > 1) coord = LLVMBuildUDiv(B, coord, LLVMConstInt(i64, (unsigned long long)lvl->below[a], 0), "");
+    /* the outermost level of an axis needs no wrap for in-range indices */
+    if (axis_split_above(lvl, a)) coord = LLVMBuildURem(B, coord, LLVMConstInt(i64, (unsigned long long)lvl->shape[k], 0), "");
+    cell = LLVMBuildAdd(B, LLVMBuildMul(B, cell, LLVMConstInt(i64, (unsigned long long)lvl->shape[k], 0), ""), coord, "");
+  }
+  return cell;
+}
+
+LLVMValueRef cg_root(cg *c, int tree) { return ctx_array_load(c, CG_CTX_ROOTS, c->t_ptr, tree); }
+
 /* The element's address: the tree's base plus, for each level from the root
 ** down, cell index * cell_bytes + the child container's offset (snode.h; the
-** host twin is ir_snode_offset). */
+** host twin is ir_snode_offset). Fields under sparse levels: cg_sparse.c. */
 static LLVMValueRef global_ptr(cg *c, ir_stmt *s) {
   ir_snode *place = place_of(c, s);
   if (s->nops != place->nidx)
     cg_fail(c, s, "field '%s' takes %d indices, got %d", place->name ? place->name : "?", place->nidx, s->nops);
-  LLVMValueRef phys[IR_MAX_INDICES] = {0};
-  for (int i = 0; i < s->nops; i++) {
-    int a = place->physical_index_position[i];
-    if (a < 0 || a >= IR_MAX_INDICES) cg_fail(c, s, "bad physical axis %d", a);
-    phys[a] = cg_int_convert(c, cg_get(c, s->ops[i]), ir_type_is_signed(s->ops[i]->type), c->t_i64);
-  }
+  if (ir_snode_under_sparse(place)) return cg_sparse_global_ptr(c, s, place);
+  LLVMValueRef phys[IR_MAX_INDICES];
+  cg_phys_indices(c, s, place, phys);
   ir_snode *path[64];
   int n = 0;
   for (ir_snode *q = place; q; q = q->parent) {
@@ -80,20 +102,11 @@ static LLVMValueRef global_ptr(cg *c, ir_stmt *s) {
   LLVMValueRef off = LLVMConstInt(i64, 0, 0);
   for (int l = n - 1; l > 0; l--) {                /* path[n-1] is the root */
     ir_snode *lvl = path[l], *child = path[l - 1];
-    LLVMValueRef cell = LLVMConstInt(i64, 0, 0);
-    for (int k = 0; k < lvl->naxes; k++) {
-      int a = lvl->axes[k];
-      if (!phys[a]) cg_fail(c, s, "level S%d splits axis %d, which the field's indices do not reach", lvl->id, a);
-      LLVMValueRef coord = phys[a];
-      if (lvl->below[a] > 1) coord = LLVMBuildUDiv(B, coord, LLVMConstInt(i64, (unsigned long long)lvl->below[a], 0), "");
-      /* the outermost level of an axis needs no wrap for in-range indices */
-      if (axis_split_above(lvl, a)) coord = LLVMBuildURem(B, coord, LLVMConstInt(i64, (unsigned long long)lvl->shape[k], 0), "");
-      cell = LLVMBuildAdd(B, LLVMBuildMul(B, cell, LLVMConstInt(i64, (unsigned long long)lvl->shape[k], 0), ""), coord, "");
-    }
+    LLVMValueRef cell = cg_cell_index(c, s, lvl, phys);
     off = LLVMBuildAdd(B, off, LLVMBuildMul(B, cell, LLVMConstInt(i64, (unsigned long long)lvl->cell_bytes, 0), ""), "");
     if (child->offset) off = LLVMBuildAdd(B, off, LLVMConstInt(i64, (unsigned long long)child->offset, 0), "");
   }
-  LLVMValueRef base = ctx_array_load(c, CG_CTX_ROOTS, c->t_ptr, place->tree);
+  LLVMValueRef base = cg_root(c, place->tree);
   return LLVMBuildGEP2(B, c->t_i8, base, &off, 1, "");
 }
 

@@ -2,7 +2,8 @@
 ** cg_ptx.c -- jit_emit_ptx: the shared code generator with the NVPTX target
 ** hooks. Each task function becomes internal and is wrapped in a PTX kernel
 ** entry of the same name taking (rt_context *ctx, i64 begin, i64 end):
-** a serial task runs on global thread 0 only; a range_for task is a
+** a serial task (and task_clear_list) runs on global thread 0 only; task_gc
+** runs its stage `begin` with every thread a worker; a range_for task is a
 ** grid-stride loop over [begin, end) (bounds kept in global temporaries are
 ** read from ctx->gtmp instead of the parameters).
 */
@@ -83,18 +84,26 @@ static void ptx_finish_task(cg *c, LLVMValueRef task, ir_stmt *s, int index) {
   c->fn = fn;
   LLVMTypeRef tty = LLVMGlobalGetValueType(task);
   LLVMValueRef tid32 = LLVMBuildTrunc(c->b, gid, c->t_i32, "");
-  if (s->op == IR_task_serial) {
+  if (s->op == IR_task_serial || s->op == IR_task_clear_list) {
     LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntEQ, gid, LLVMConstInt(c->t_i64, 0, 0), ""), loop, done);
     LLVMPositionBuilderAtEnd(c->b, loop);
     LLVMValueRef a[4] = {ctx, tid32, LLVMConstInt(c->t_i64, 0, 0), LLVMConstInt(c->t_i64, 1, 0)};
     LLVMBuildCall2(c->b, tty, task, a, 4, "");
     LLVMBuildBr(c->b, done);
+  } else if (s->op == IR_task_gc) {
+    /* every thread is one worker of the stage passed as `begin` (jit.h) */
+    LLVMBuildBr(c->b, loop);
+    LLVMPositionBuilderAtEnd(c->b, loop);
+    LLVMValueRef a[4] = {ctx, tid32, begin, stride};
+    LLVMBuildCall2(c->b, tty, task, a, 4, "");
+    LLVMBuildBr(c->b, done);
   } else {
-    /* bounds in global temporaries (set by an earlier task) are read here */
+    /* bounds in global temporaries (set by an earlier task) are read here;
+    ** the list tasks get theirs (list sizes) from the launcher */
     LLVMValueRef saved = c->ctxv;
     c->ctxv = ctx;
-    if (s->range.begin_gtmp >= 0) begin = gtmp_bound(c, s->range.begin_gtmp);
-    if (s->range.end_gtmp >= 0) end = gtmp_bound(c, s->range.end_gtmp);
+    if (s->op == IR_task_range_for && s->range.begin_gtmp >= 0) begin = gtmp_bound(c, s->range.begin_gtmp);
+    if (s->op == IR_task_range_for && s->range.end_gtmp >= 0) end = gtmp_bound(c, s->range.end_gtmp);
     c->ctxv = saved;
     LLVMValueRef first = LLVMBuildAdd(c->b, begin, gid, "");
     LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntSLT, first, end, ""), loop, done);

@@ -21,6 +21,7 @@
 #include <setjmp.h>
 
 #include "../jit.h"
+#include "../../ir/snode.h"
 
 typedef struct cg cg;
 
@@ -42,6 +43,7 @@ typedef struct {
   LLVMModuleRef mod;
   int ntasks;
   char (*names)[160];                     /* symbol of each task (malloc'd) */
+  bool needs_runtime;                     /* some task reads rt_context.runtime */
 } cg_module;
 
 /* Builds the module for k (offloaded) in ctx, with symbols PREFIX_taskN.
@@ -82,6 +84,20 @@ struct cg {
   LLVMBasicBlockRef entry;               /* allocas go here */
   cg_loop loops[64];
   int nloops;
+  /* the task_struct_for being generated (cg_sparse.c): its level, the
+  ** current container and cell, the container's first index along each
+  ** physical axis (i64) and the cell's virtual indices (i32) */
+  ir_stmt *sf_task;
+  const ir_snode *sf_level;
+  LLVMValueRef sf_node, sf_cell;
+  LLVMValueRef sf_coord[IR_MAX_INDICES];
+  LLVMValueRef sf_index[IR_MAX_INDICES];
+  bool uses_runtime;                     /* a task read rt_context.runtime */
+  /* SNodes whose cells the task being generated activates or deactivates
+  ** (cg_sparse.c, computed once per task): reads of the others need no
+  ** atomics, no other thread changes them while the task runs */
+  const ir_stmt *writes_task;
+  unsigned char *writes;                 /* [IR_MAX_SNODES], freed by cg_build */
   /* statement -> value (for loops and tasks: their current index) */
   cg_slot *slots;
   size_t nslots, cap;
@@ -103,8 +119,11 @@ void cg_block(cg *c, ir_block *blk);                 /* emits every statement */
 LLVMValueRef cg_call(cg *c, const char *name, LLVMTypeRef ret, int n, LLVMTypeRef *ptys,
                      LLVMValueRef *args);             /* declares name when absent */
 /* Members of rt_context by position (context.h: the order is the ABI). */
-enum { CG_CTX_ROOTS, CG_CTX_ARGS, CG_CTX_RET, CG_CTX_GTMP, CG_CTX_ERROR, CG_CTX_ERROR_INFO, CG_CTX_NFIELDS };
+enum { CG_CTX_ROOTS, CG_CTX_ARGS, CG_CTX_RET, CG_CTX_GTMP, CG_CTX_ERROR, CG_CTX_ERROR_INFO,
+       CG_CTX_RUNTIME, CG_CTX_NFIELDS };
 LLVMValueRef cg_ctx_field(cg *c, int index);         /* load of a CG_CTX_* member */
+/* Marks a load as reading memory that does not change while a task runs. */
+LLVMValueRef cg_invariant(cg *c, LLVMValueRef load);
 LLVMValueRef cg_int_convert(cg *c, LLVMValueRef v, bool is_signed, LLVMTypeRef to);
 /* Leaves the block if it is already terminated (after a jump): later
 ** statements go to a fresh unreachable block. */
@@ -117,6 +136,21 @@ LLVMBasicBlockRef cg_new_bb(cg *c, const char *name);
 bool cg_arith(cg *c, ir_stmt *s);                    /* cg_arith.c */
 bool cg_control(cg *c, ir_stmt *s);                  /* cg_control.c */
 bool cg_memory(cg *c, ir_stmt *s);                   /* cg_memory.c */
+bool cg_sparse(cg *c, ir_stmt *s);                   /* cg_sparse.c */
+
+/* Field addressing shared by cg_memory.c (dense) and cg_sparse.c. */
+/* The tree's base address: ctx->roots[tree]. */
+LLVMValueRef cg_root(cg *c, int tree);
+/* Physical indices (i64, NULL where unused) from s's operands ops[0..sn->nidx),
+** which are the virtual indices of SNode sn. */
+void cg_phys_indices(cg *c, ir_stmt *s, const ir_snode *sn, LLVMValueRef *phys);
+/* The cell number (i64) of level lvl for physical indices phys (snode.h). */
+LLVMValueRef cg_cell_index(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef *phys);
+/* global_ptr of a place under a sparse level (cg_sparse.c). */
+LLVMValueRef cg_sparse_global_ptr(cg *c, ir_stmt *s, const ir_snode *place);
+/* Whether op is one of the list/struct-for/gc tasks, and their function body. */
+bool cg_is_sparse_task(ir_op op);
+void cg_sparse_task_body(cg *c, ir_stmt *task, LLVMValueRef begin, LLVMValueRef end);
 /* Body of a task function: the range loop or the single run (cg_control.c). */
 void cg_task_body(cg *c, ir_stmt *task, LLVMValueRef begin, LLVMValueRef end);
 

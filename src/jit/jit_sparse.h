@@ -1,0 +1,105 @@
+/*
+** jit_sparse.h -- the host side of the sparse runtime for a program: the
+** memory pool and runtime state, registration of materialised SNode trees,
+** tree instances (root containers), host (Lua-scope) access to cells, list
+** bookkeeping for reuse, counters, and runtime failures as messages.
+**
+** One jit_sparse per program (lt.init). Every tree of the program, dense or
+** sparse, is registered here once it is materialised; each *instance* of a
+** tree (the implicit lt.root trees have exactly one, lt.tree types may have
+** many) is a root container of tree->bytes bytes taken from the pool. A
+** kernel is compiled against a tree (its SNode ids); which instance it runs
+** on is only the root pointer in rt_context.roots[tree] at launch.
+**
+** On the CPU the pool is host memory, so the host functions below call the
+** runtime (src/runtime, also compiled natively into liblattice) directly.
+*/
+#ifndef LATTICE_JIT_SPARSE_H
+#define LATTICE_JIT_SPARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../ir/snode.h"
+#include "../runtime/runtime.h"
+
+#define JIT_SPARSE_DEFAULT_POOL (4ull << 30)   /* address space reserved by default */
+#define JIT_SPARSE_AMBIENT_BYTES (1 << 20)     /* largest cell of a sparse SNode */
+
+typedef struct jit_sparse jit_sparse;
+
+/* Reserves a pool of pool_bytes (0: JIT_SPARSE_DEFAULT_POOL) and places the
+** runtime state in it; NULL with a message in err on failure. */
+jit_sparse *jit_sparse_create(uint64_t pool_bytes, char *err, size_t errlen);
+void jit_sparse_destroy(jit_sparse *s);
+rt_runtime *jit_sparse_runtime(jit_sparse *s);
+
+/* Registers every level SNode of materialised tree `tree` of p (the root as a
+** one-cell dense level). false with a message naming the SNode on failure
+** (e.g. a sparse cell larger than JIT_SPARSE_AMBIENT_BYTES). */
+bool jit_sparse_add_tree(jit_sparse *s, const ir_program *p, int tree, char *err, size_t errlen);
+
+/* A zeroed root container for a new instance of `tree` (reusing one freed by
+** jit_sparse_free_instance when possible); NULL with a message (pool
+** exhausted: names the tree, the bytes, the pool size and lt.init's
+** device_memory setting). */
+char *jit_sparse_new_instance(jit_sparse *s, const ir_program *p, int tree, char *err, size_t errlen);
+/* Deactivates every cell of the instance, collects garbage (its cells go back
+** to the allocators of the tree's SNodes) and keeps the root container for
+** the next jit_sparse_new_instance of the same tree. */
+void jit_sparse_free_instance(jit_sparse *s, const ir_program *p, int tree, char *root);
+
+/* Host access to the element of `place` at virtual indices idx in the
+** instance `root`. activate: activates the sparse cells on the way and never
+** returns NULL unless the pool is exhausted (jit_sparse_take_error then has
+** the message); otherwise returns NULL when a cell on the way is inactive
+** (the value reads as zero). Indices must be in range (the caller checks). */
+char *jit_sparse_element(jit_sparse *s, const ir_snode *place, char *root, const int64_t *idx,
+                         bool activate);
+
+/* Host versions of the kernel operations on a level SNode `level` at the
+** indices of one of its cells (for snode_deactivate/append/length of a
+** dynamic: the indices of its parent's cell, as in the IR). */
+typedef enum { JIT_SN_ACTIVATE, JIT_SN_DEACTIVATE, JIT_SN_IS_ACTIVE, JIT_SN_LENGTH } jit_sn_op;
+int64_t jit_sparse_snode_op(jit_sparse *s, const ir_snode *level, char *root, const int64_t *idx,
+                            jit_sn_op op);
+/* Appends one element to dynamic `level`; returns the element's cell (the
+** place's value is at the place's offset in it; its index in *index_out), or
+** NULL when the list is full (*index_out = -1) or the pool is exhausted
+** (*index_out >= 0; the element then reads as zero). */
+char *jit_sparse_append(jit_sparse *s, const ir_snode *level, char *root, const int64_t *idx,
+                        int32_t *index_out);
+/* deactivate_all of `level` (and the sparse levels under it) in one instance,
+** followed by GC. */
+void jit_sparse_deactivate_all(jit_sparse *s, const ir_snode *level, char *root);
+/* Garbage-collects every pointer/dynamic SNode with recycled cells (host, one thread). */
+void jit_sparse_gc_all(jit_sparse *s);
+
+/* Counters for lt.print_stats. */
+typedef struct {
+  uint64_t pool_bytes, pool_used;  /* pool_used is also the high-water mark */
+  int64_t lists_built, lists_reused, gc_runs;
+} jit_sparse_stats;
+void jit_sparse_get_stats(jit_sparse *s, jit_sparse_stats *out);
+int64_t jit_sparse_active_cells(jit_sparse *s, int snode);
+
+/* Takes (and clears) the runtime's recorded failure as a message naming the
+** SNode (label from p), the bytes requested, the pool size and the setting
+** that changes it; false when none is recorded. After a failure the program
+** stays usable: data written before it is intact, the failed write is lost. */
+bool jit_sparse_take_error(jit_sparse *s, const ir_program *p, char *msg, size_t len);
+
+/* List reuse: whether the list of `snode`'s containers must be rebuilt before
+** a struct-for over instance `root` (some activation or deactivation at or
+** above snode since it was built, or it was built for another instance).
+** The launcher calls jit_sparse_list_built after building it. Every false
+** answer counts one reused list (jit_sparse_stats.lists_reused). p may be
+** NULL: the parents are known from jit_sparse_add_tree. */
+bool jit_sparse_list_stale(jit_sparse *s, const ir_program *p, int snode, char *root);
+void jit_sparse_list_built(jit_sparse *s, const ir_program *p, int snode, char *root);
+/* Makes the root's list (its one container) hold instance `root`, unless
+** it already does; launchers call it before a listgen from the root. */
+void jit_sparse_root_list(jit_sparse *s, int root_snode, char *root);
+
+#endif
