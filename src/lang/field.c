@@ -2,24 +2,47 @@
 ** field.c -- host (Lua-scope) access to field elements: x[i][j], x[i][j] = v,
 ** x:fill(v), x:to_table(). Every access is bounds-checked; a bad index returns
 ** nil plus a message so the Lua side can raise it at the user's line.
+**
+** Each function takes the instance (an lt.tree instance, or nil for the
+** tree's default one). Fields under sparse levels go through the sparse
+** runtime: reads of inactive cells give 0 without activating anything,
+** writes activate; fill writes only the active cells.
 */
 #include <stdio.h>
 #include <string.h>
 
 #include "lang.h"
 
+/* The place at idx and the root container of the instance at idx + 1. */
 static ir_snode *check_place(lua_State *L, lang_program *p, int idx, char **mem) {
   lua_Integer id = luaL_checkinteger(L, idx);
   if (id < 0 || id >= p->ir->nsnodes || !p->ir->snodes[id] ||
       p->ir->snodes[id]->kind != IR_SN_place)
     luaL_error(L, "internal error: SNode %d is not a place", (int)id);
   ir_snode *s = p->ir->snodes[id];
-  *mem = lang_tree_memory(p, s);
-  if (!*mem) luaL_error(L, "internal error: field '%s' is not materialised", s->name);
+  *mem = lang_root_for(L, p, s, idx + 1);
   return s;
 }
 
+/* The element's address for a read (NULL: inactive, reads as 0) or a write
+** (activates; NULL when the pool is exhausted: jit_sparse_take_error says why). */
+static char *element(lang_program *p, const ir_snode *s, char *mem, const int64_t *idx, bool write) {
+  if (!ir_snode_under_sparse(s)) return mem + ir_snode_offset(s, idx);
+  return jit_sparse_element(p->sparse, s, mem, idx, write);
+}
+
+static void push_value(lua_State *L, ir_type t, const char *ptr);
+
 static void push_elem(lua_State *L, ir_type t, const char *ptr) {
+  if (!ptr) {
+    if (ir_type_is_float(t)) lua_pushnumber(L, 0.0);
+    else lua_pushinteger(L, 0);
+    return;
+  }
+  push_value(L, t, ptr);
+}
+
+static void push_value(lua_State *L, ir_type t, const char *ptr) {
   switch (t) {
 #define INT(T, ctype) case IR_##T: { ctype v; memcpy(&v, ptr, sizeof v); lua_pushinteger(L, (lua_Integer)v); break; }
   INT(i8, int8_t) INT(i16, int16_t) INT(i32, int32_t) INT(i64, int64_t)
@@ -95,25 +118,34 @@ static bool read_indices(lua_State *L, const ir_snode *s, int first, int64_t *id
   return true;
 }
 
-/* core.field_get(prog, id, i...) -> value | nil, message */
+/* core.field_get(prog, id, instance|nil, i...) -> value | nil, message */
 static int l_field_get(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   int64_t idx[IR_MAX_INDICES] = {0};
-  if (!read_indices(L, s, 3, idx)) return 2;
-  push_elem(L, s->dtype, mem + ir_snode_offset(s, idx));
+  if (!read_indices(L, s, 4, idx)) return 2;
+  push_elem(L, s->dtype, element(p, s, mem, idx, false));
   return 1;
 }
 
-/* core.field_set(prog, id, value, i...) -> true | nil, message */
+/* core.field_set(prog, id, instance|nil, value, i...) -> true | nil, message */
 static int l_field_set(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   int64_t idx[IR_MAX_INDICES] = {0};
-  if (!read_indices(L, s, 4, idx)) return 2;
-  store_elem(L, s->dtype, mem + ir_snode_offset(s, idx), 3);
+  if (!read_indices(L, s, 5, idx)) return 2;
+  char *e = element(p, s, mem, idx, true);
+  if (!e) {
+    char msg[768] = "";
+    if (!jit_sparse_take_error(p->sparse, p->ir, msg, sizeof msg))
+      snprintf(msg, sizeof msg, "cannot activate the cell of field '%s'", s->name);
+    lua_pushnil(L);
+    lua_pushstring(L, msg);
+    return 2;
+  }
+  store_elem(L, s->dtype, e, 4);
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -133,39 +165,66 @@ static bool empty_field(const ir_snode *s) {
   return false;
 }
 
-/* core.field_fill(prog, id, value) */
+/* core.field_fill(prog, id, instance|nil, value): every element of a dense
+** field; only the active elements of a sparse one (nothing is activated). */
 static int l_field_fill(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   if (empty_field(s)) return 0;
   int64_t idx[IR_MAX_INDICES] = {0};
-  do store_elem(L, s->dtype, mem + ir_snode_offset(s, idx), 3);
-  while (next_index(s, idx));
+  do {
+    char *e = element(p, s, mem, idx, false);
+    if (e) store_elem(L, s->dtype, e, 4);
+  } while (next_index(s, idx));
   return 0;
 }
 
-static void build_table(lua_State *L, const ir_snode *s, const char *mem, int64_t *idx, int axis) {
+static void build_table(lua_State *L, lang_program *p, const ir_snode *s, char *mem, int64_t *idx,
+                        int axis) {
   if (axis == s->nidx) {
-    push_elem(L, s->dtype, mem + ir_snode_offset(s, idx));
+    push_elem(L, s->dtype, element(p, s, mem, idx, false));
     return;
   }
   lua_createtable(L, (int)s->total_shape[axis], 0);
   for (int64_t i = 0; i < s->total_shape[axis]; i++) {
     idx[axis] = i;
-    build_table(L, s, mem, idx, axis + 1);
+    build_table(L, p, s, mem, idx, axis + 1);
     lua_rawseti(L, -2, i + 1);
   }
 }
 
-/* core.field_to_table(prog, id) -> nested tables, 1-based (t[i+1][j+1] = x[i][j]) */
+/* core.field_to_table(prog, id, instance|nil) -> nested tables, 1-based
+** (t[i+1][j+1] = x[i][j]); inactive elements are 0 */
 static int l_field_to_table(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   int64_t idx[IR_MAX_INDICES] = {0};
   luaL_checkstack(L, s->nidx + 4, "field nesting");
-  build_table(L, s, mem, idx, 0);
+  build_table(L, p, s, mem, idx, 0);
+  return 1;
+}
+
+/* core.field_active(prog, id, instance|nil) -> {{i, j, ...}, ...}: the
+** indices of the active elements, row-major (every element of a dense field) */
+static int l_field_active(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  char *mem;
+  ir_snode *s = check_place(L, p, 2, &mem);
+  lua_newtable(L);
+  if (empty_field(s)) return 1;
+  int64_t idx[IR_MAX_INDICES] = {0};
+  lua_Integer n = 0;
+  do {
+    if (!element(p, s, mem, idx, false)) continue;
+    lua_createtable(L, s->nidx, 0);
+    for (int i = 0; i < s->nidx; i++) {
+      lua_pushinteger(L, (lua_Integer)idx[i]);
+      lua_rawseti(L, -2, i + 1);
+    }
+    lua_rawseti(L, -2, ++n);
+  } while (next_index(s, idx));
   return 1;
 }
 
@@ -175,6 +234,7 @@ void lang_open_field(lua_State *L) {
     {"field_set", l_field_set},
     {"field_fill", l_field_fill},
     {"field_to_table", l_field_to_table},
+    {"field_active", l_field_active},
     {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -204,6 +204,56 @@ static int m_loop_index(lua_State *L) {
   return push_stmt(L, ir_b_loop_index(&b->b, check_stmt(L, 2)));
 }
 
+/* Reads the statements from first to the top of the stack into idx. */
+static int read_stmts(lua_State *L, int first, ir_stmt **idx) {
+  int n = lua_gettop(L) - first + 1;
+  if (n > IR_MAX_INDICES) luaL_error(L, "internal error: too many indices");
+  for (int i = 0; i < n; i++) idx[i] = check_stmt(L, first + i);
+  return n;
+}
+
+/* b:snode_op(op, level, i...): snode_activate, snode_deactivate, snode_is_active, snode_length */
+static int m_snode_op(lua_State *L) {
+  lang_builder *b = check_builder(L);
+  const char *op = luaL_checkstring(L, 2);
+  int level = (int)luaL_checkinteger(L, 3);
+  ir_stmt *idx[IR_MAX_INDICES];
+  int n = read_stmts(L, 4, idx);
+  ir_stmt *s;
+  if (strcmp(op, "activate") == 0) s = ir_b_snode_activate(&b->b, level, n, idx);
+  else if (strcmp(op, "deactivate") == 0) s = ir_b_snode_deactivate(&b->b, level, n, idx);
+  else if (strcmp(op, "is_active") == 0) s = ir_b_snode_is_active(&b->b, level, n, idx);
+  else if (strcmp(op, "length") == 0) s = ir_b_snode_length(&b->b, level, n, idx);
+  else return luaL_error(L, "internal error: unknown SNode op '%s'", op);
+  return push_stmt(L, s);
+}
+
+/* b:snode_append(dynamic, value, i...) -> the new element's index (i32) */
+static int m_snode_append(lua_State *L) {
+  lang_builder *b = check_builder(L);
+  int level = (int)luaL_checkinteger(L, 2);
+  ir_stmt *v = check_stmt(L, 3);
+  ir_stmt *idx[IR_MAX_INDICES];
+  int n = read_stmts(L, 4, idx);
+  return push_stmt(L, ir_b_snode_append(&b->b, level, n, idx, v));
+}
+
+static int m_deactivate_all(lua_State *L) {
+  lang_builder *b = check_builder(L);
+  return push_stmt(L, ir_b_snode_deactivate_all(&b->b, (int)luaL_checkinteger(L, 2)));
+}
+
+static int m_struct_for(lua_State *L) {
+  lang_builder *b = check_builder(L);
+  return push_stmt(L, ir_b_struct_for(&b->b, (int)luaL_checkinteger(L, 2)));
+}
+
+/* b:struct_index(loop, k): virtual index k of the struct_for's current cell */
+static int m_struct_index(lua_State *L) {
+  lang_builder *b = check_builder(L);
+  return push_stmt(L, ir_b_struct_index(&b->b, check_stmt(L, 2), (int)luaL_checkinteger(L, 3)));
+}
+
 /* b:jump("break" | "return", [value]) */
 static int m_jump(lua_State *L) {
   lang_builder *b = check_builder(L);
@@ -319,6 +369,9 @@ void lang_open_ir(lua_State *L) {
     {"set_block", m_set_block}, {"child", m_child}, {"type", m_type},
     {"const_value", m_const_value}, {"print", m_print}, {"last", m_last},
     {"move_after", m_move_after},
+    {"snode_op", m_snode_op}, {"snode_append", m_snode_append},
+    {"deactivate_all", m_deactivate_all}, {"struct_for", m_struct_for},
+    {"struct_index", m_struct_index},
     {NULL, NULL}};
   if (luaL_newmetatable(L, LANG_BUILDER)) {
     luaL_newlib(L, methods);

@@ -146,6 +146,21 @@ static void push_ret(lua_State *L, ir_type t, uint64_t u) {
 
 static void push_launch_error(lua_State *L, lang_compiled *c, int32_t code, const int64_t *info) {
   ir_program *ir = c->prog->ir;
+  char msg[768];
+  /* the sparse runtime's failure (pool exhausted, ...) explains the others */
+  if (c->prog->sparse && jit_sparse_take_error(c->prog->sparse, ir, msg, sizeof msg)) {
+    lua_pushfstring(L, "kernel %s (%s): %s", c->k->name, c->file, msg);
+    return;
+  }
+  if (code == RT_ERR_APPEND) {
+    /* debug mode: snode_append found the list full */
+    int sid = (int)info[0];
+    const ir_snode *d = sid >= 0 && sid < ir->nsnodes ? ir->snodes[sid] : NULL;
+    const char *field = d && d->nchildren == 1 && d->children[0]->name ? d->children[0]->name : "?";
+    lua_pushfstring(L, "kernel %s (%s:%d): lt.append: the list of field '%s' is full (capacity %I)",
+                    c->k->name, c->file, (int)info[3], field, (lua_Integer)(d ? d->num_cells : 0));
+    return;
+  }
   if (code == RT_ERR_INDEX) {
     int sid = (int)info[0];
     const ir_snode *s = sid >= 0 && sid < ir->nsnodes ? ir->snodes[sid] : NULL;
@@ -162,22 +177,42 @@ static void push_launch_error(lua_State *L, lang_compiled *c, int32_t code, cons
   lua_pushfstring(L, "kernel %s (%s): runtime error %d", c->k->name, c->file, (int)code);
 }
 
-/* core.launch(compiled, args...) -> ret | nothing; raises on a runtime error */
+/* The roots the launch sees: each tree's default instance, replaced by the
+** instances in the table at idx (nil: none) for the lt.tree types passed as
+** arguments. */
+static void launch_roots(lua_State *L, lang_program *p, int idx, char **roots) {
+  memcpy(roots, p->mem, sizeof p->mem);
+  if (lua_isnoneornil(L, idx)) return;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_Integer n = luaL_len(L, idx);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, idx, i);
+    lang_instance *in = luaL_checkudata(L, -1, LANG_INSTANCE);
+    if (!in->root) luaL_error(L, "a tree instance passed to the kernel was destroyed (g:destroy())");
+    roots[in->tree] = in->root;
+    lua_pop(L, 1);
+  }
+}
+
+/* core.launch(compiled, instances|nil, args...) -> ret | nothing; raises on a
+** runtime error (the program stays usable) */
 static int l_launch(lua_State *L) {
   lang_compiled *c = check_compiled(L, 1);
   ir_kernel *k = c->k;
-  int nargs = lua_gettop(L) - 1;
+  int nargs = lua_gettop(L) - 2;
   if (nargs != k->nargs)
     return luaL_error(L, "kernel %s expects %d arguments, got %d", k->name, k->nargs, nargs);
+  char *roots[IR_MAX_TREES];
+  launch_roots(L, c->prog, 2, roots);
   uint64_t args[RT_MAX_ARGS] = {0}, ret = 0;
-  for (int i = 0; i < nargs && i < RT_MAX_ARGS; i++) args[i] = encode_arg(L, k->arg_types[i], i + 2);
+  for (int i = 0; i < nargs && i < RT_MAX_ARGS; i++) args[i] = encode_arg(L, k->arg_types[i], i + 3);
   char *gtmp = calloc(1, k->gtmp_size > 0 ? (size_t)k->gtmp_size : 8);
   if (!gtmp) return luaL_error(L, "out of memory");
   int32_t error = 0;
   int64_t info[4] = {0};
   rt_context ctx = {
-    .roots = c->prog->mem, .args = args, .ret = &ret, .gtmp = gtmp, .error = &error,
-    .error_info = info};
+    .roots = roots, .args = args, .ret = &ret, .gtmp = gtmp, .error = &error,
+    .error_info = info, .runtime = jit_sparse_runtime(c->prog->sparse)};
   jit_backend *be = c->prog->be;
   bool ok = be->launch(be, c->jk, &ctx);
   free(gtmp);
@@ -185,6 +220,9 @@ static int l_launch(lua_State *L) {
     push_launch_error(L, c, error, info);
     return lua_error(L);
   }
+  char msg[768];
+  if (c->prog->sparse && jit_sparse_take_error(c->prog->sparse, c->prog->ir, msg, sizeof msg))
+    return luaL_error(L, "kernel %s (%s): %s", k->name, c->file, msg);
   if (k->ret_type == IR_void) return 0;
   push_ret(L, k->ret_type, ret);
   return 1;

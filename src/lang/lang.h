@@ -15,17 +15,22 @@
 #include "ir/ir.h"
 #include "ir/snode.h"
 #include "jit/jit.h"
+#include "jit/jit_sparse.h"
 
 #define LANG_PROGRAM "lattice.program"
 #define LANG_BUILDER "lattice.builder"
 #define LANG_COMPILED "lattice.compiled"
+#define LANG_INSTANCE "lattice.instance"
 
 typedef struct lang_compiled lang_compiled;
 
 typedef struct {
   ir_program *ir;                  /* NULL once freed (re-init) */
   jit_backend *be;
-  char *mem[IR_MAX_TREES];         /* one zeroed block per materialised tree */
+  jit_sparse *sparse;              /* the memory pool and sparse runtime */
+  char *mem[IR_MAX_TREES];         /* root container of each lt.root tree's one
+                                      instance (in the pool); NULL for lt.tree
+                                      types, whose instances are lang_instance */
   bool debug;
   lang_compiled *compiled;         /* every kernel compiled for this program */
 } lang_program;
@@ -48,6 +53,7 @@ void lang_open_snode(lua_State *L);
 void lang_open_field(lua_State *L);
 void lang_open_ir(lua_State *L);
 void lang_open_kernel(lua_State *L);
+void lang_open_tree(lua_State *L);      /* tree_api.c */
 
 /* ir_api.c: the builder userdata that kernel.c compiles */
 typedef struct {
@@ -56,7 +62,20 @@ typedef struct {
   lang_program *prog;
 } lang_builder;
 
+/* An instance of an lt.tree type: one root container in the pool. */
+typedef struct {
+  lang_program *prog;              /* kept alive through the userdata's user value */
+  int tree;
+  char *root;                      /* NULL once destroyed */
+} lang_instance;
+
 /* Materialised tree memory of a place SNode's tree, or NULL. */
 char *lang_tree_memory(lang_program *p, const ir_snode *s);
+/* The root container for an access to SNode s: the instance at stack index
+** idx when it holds one (not nil), else the tree's default instance. Raises
+** a Lua error when there is none or the instance was destroyed. */
+char *lang_root_for(lua_State *L, lang_program *p, const ir_snode *s, int idx);
+/* Raises the runtime's recorded failure (pool exhausted, ...) if any. */
+void lang_raise_sparse_error(lua_State *L, lang_program *p, const char *where);
 
 #endif

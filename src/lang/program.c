@@ -1,6 +1,7 @@
 /*
-** program.c -- lang_program: the state one lt.init owns (IR program, tree
-** memory, backend, compiled kernels), as a Lua userdata.
+** program.c -- lang_program: the state one lt.init owns (IR program, the
+** memory pool with every tree's memory, backend, compiled kernels), as a Lua
+** userdata; and the messages of the sparse runtime's failures.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,25 @@ lang_program *lang_check_program(lua_State *L, int idx) {
 char *lang_tree_memory(lang_program *p, const ir_snode *s) {
   if (!p->ir || s->tree < 0 || s->tree >= IR_MAX_TREES) return NULL;
   return p->mem[s->tree];
+}
+
+char *lang_root_for(lua_State *L, lang_program *p, const ir_snode *s, int idx) {
+  if (idx > 0 && !lua_isnoneornil(L, idx)) {
+    lang_instance *in = luaL_checkudata(L, idx, LANG_INSTANCE);
+    if (!in->root) luaL_error(L, "this tree instance was destroyed (g:destroy()); instantiate a new one");
+    if (in->prog != p || in->tree != s->tree)
+      luaL_error(L, "internal error: instance of tree %d used for an SNode of tree %d", in->tree, s->tree);
+    return in->root;
+  }
+  char *mem = lang_tree_memory(p, s);
+  if (!mem) luaL_error(L, "internal error: SNode %d has no materialised memory", s->id);
+  return mem;
+}
+
+void lang_raise_sparse_error(lua_State *L, lang_program *p, const char *where) {
+  char msg[768];
+  if (p->sparse && jit_sparse_take_error(p->sparse, p->ir, msg, sizeof msg))
+    luaL_error(L, "%s%s", where, msg);
 }
 
 void lang_release_compiled(lang_compiled *c) {
@@ -43,19 +63,20 @@ static void program_free(lang_program *p) {
   while (p->compiled) lang_release_compiled(p->compiled);
   if (p->be) p->be->destroy(p->be);
   p->be = NULL;
-  for (int i = 0; i < IR_MAX_TREES; i++) {
-    free(p->mem[i]);
-    p->mem[i] = NULL;
-  }
+  for (int i = 0; i < IR_MAX_TREES; i++) p->mem[i] = NULL;   /* in the pool */
+  if (p->sparse) jit_sparse_destroy(p->sparse);
+  p->sparse = NULL;
   ir_program_free(p->ir);
   p->ir = NULL;
 }
 
-/* core.program_new(arch, threads, debug) -> program | nil, message */
+/* core.program_new(arch, threads, debug, pool_bytes) -> program | nil, message.
+** pool_bytes 0: JIT_SPARSE_DEFAULT_POOL. */
 static int l_program_new(lua_State *L) {
   const char *arch = luaL_checkstring(L, 1);
   int threads = (int)luaL_optinteger(L, 2, 0);
   bool debug = lua_toboolean(L, 3);
+  lua_Integer pool = luaL_optinteger(L, 4, 0);
   if (strcmp(arch, "cpu") != 0) {
     lua_pushnil(L);
     lua_pushfstring(L, "unknown arch '%s'", arch);
@@ -71,6 +92,15 @@ static int l_program_new(lua_State *L) {
     lua_pushfstring(L, "cannot start the CPU backend: %s", err);
     return 2;
   }
+  p->sparse = jit_sparse_create(pool > 0 ? (uint64_t)pool : 0, err, sizeof err);
+  if (!p->sparse) {
+    p->be->destroy(p->be);
+    p->be = NULL;
+    lua_pushnil(L);
+    lua_pushfstring(L, "cannot reserve the memory pool (device_memory = %I bytes): %s", pool, err);
+    return 2;
+  }
+  p->be->sparse = p->sparse;
   p->ir = ir_program_new();
   p->debug = debug;
   return 1;

@@ -61,6 +61,49 @@ static int l_dense(lua_State *L) {
   return 1;
 }
 
+/* core.level(prog, parent, kind, axes, shape) -> id | nil, message: any
+** level kind but dynamic (dense, bitmasked, pointer). */
+static int l_level(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  ir_snode *parent = check_snode(L, p, 2);
+  int kind = ir_snode_kind_from_name(luaL_checkstring(L, 3));
+  if (kind < 0 || !ir_snode_kind_is_level((ir_snode_kind)kind) || kind == IR_SN_dynamic)
+    return luaL_error(L, "internal error: '%s' is not a level kind", lua_tostring(L, 3));
+  int64_t axes64[IR_MAX_INDICES], shape[IR_MAX_INDICES];
+  int n = read_ints(L, 4, axes64, "axes");
+  int m = read_ints(L, 5, shape, "shape");
+  if (n != m) return luaL_error(L, "%s: %d axes but %d extents", lua_tostring(L, 3), n, m);
+  int axes[IR_MAX_INDICES];
+  for (int i = 0; i < n; i++) axes[i] = (int)axes64[i];
+  char err[512] = "";
+  ir_snode *s = ir_snode_level(p->ir, parent, (ir_snode_kind)kind, n, axes, shape, err, sizeof err);
+  if (!s) {
+    lua_pushnil(L);
+    lua_pushstring(L, err);
+    return 2;
+  }
+  lua_pushinteger(L, s->id);
+  return 1;
+}
+
+/* core.dynamic(prog, parent, axis, n, chunk_cells) -> id | nil, message */
+static int l_dynamic(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  ir_snode *parent = check_snode(L, p, 2);
+  int axis = (int)luaL_checkinteger(L, 3);
+  int64_t n = luaL_checkinteger(L, 4);
+  int64_t chunk = luaL_optinteger(L, 5, 0);
+  char err[512] = "";
+  ir_snode *s = ir_snode_dynamic(p->ir, parent, axis, n, chunk, err, sizeof err);
+  if (!s) {
+    lua_pushnil(L);
+    lua_pushstring(L, err);
+    return 2;
+  }
+  lua_pushinteger(L, s->id);
+  return 1;
+}
+
 /* core.place(prog, parent, dtype, name) -> id | nil, message */
 static int l_place(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
@@ -90,30 +133,36 @@ static int l_set_name(lua_State *L) {
   return 0;
 }
 
-/* core.materialize(prog, root) -> true | nil, message. Idempotent. */
+static int push_fail(lua_State *L, const char *err) {
+  lua_pushnil(L);
+  lua_pushstring(L, err);
+  return 2;
+}
+
+/* core.materialize(prog, root, make_instance) -> true | nil, message.
+** Lays the tree out and registers it with the sparse runtime; with
+** make_instance (lt.root trees) also creates its one instance. Idempotent. */
 static int l_materialize(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
   ir_snode *r = check_snode(L, p, 2);
+  bool make_instance = lua_isnone(L, 3) || lua_toboolean(L, 3);
   ir_tree *t = &p->ir->trees[r->tree];
+  char err[768] = "";
   if (!t->materialized) {
-    char err[512] = "";
-    if (!ir_snode_layout(p->ir, r, err, sizeof err)) {
-      lua_pushnil(L);
-      lua_pushstring(L, err);
-      return 2;
-    }
+    if (!ir_snode_layout(p->ir, r, err, sizeof err)) return push_fail(L, err);
+    if (!jit_sparse_add_tree(p->sparse, p->ir, r->tree, err, sizeof err)) return push_fail(L, err);
   }
-  if (!p->mem[r->tree]) {
-    p->mem[r->tree] = calloc(1, t->bytes > 0 ? (size_t)t->bytes : 1);
-    if (!p->mem[r->tree])
-      return luaL_error(L, "out of memory allocating %I bytes for SNode tree %d",
-                        (lua_Integer)t->bytes, r->tree);
+  if (make_instance && !p->mem[r->tree]) {
+    p->mem[r->tree] = jit_sparse_new_instance(p->sparse, p->ir, r->tree, err, sizeof err);
+    if (!p->mem[r->tree]) return push_fail(L, err);
   }
   lua_pushboolean(L, 1);
   return 1;
 }
 
-/* core.snode_info(prog, id) -> {kind, nidx, shape, dtype, tree, root, materialized, nchildren} */
+/* core.snode_info(prog, id) -> {kind, nidx, shape, dtype, tree, root, materialized,
+** nchildren, parent, sparse, under_sparse, num_cells, children, name, label,
+** axes, capacity} */
 static int l_snode_info(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
   ir_snode *s = check_snode(L, p, 2);
@@ -136,10 +185,40 @@ static int l_snode_info(lua_State *L) {
   lua_setfield(L, -2, "tree");
   lua_pushinteger(L, p->ir->trees[s->tree].root ? p->ir->trees[s->tree].root->id : -1);
   lua_setfield(L, -2, "root");
-  lua_pushboolean(L, p->ir->trees[s->tree].materialized && p->mem[s->tree]);
+  lua_pushboolean(L, p->ir->trees[s->tree].materialized);
   lua_setfield(L, -2, "materialized");
   lua_pushinteger(L, s->nchildren);
   lua_setfield(L, -2, "nchildren");
+  lua_pushinteger(L, s->parent ? s->parent->id : -1);
+  lua_setfield(L, -2, "parent");
+  lua_pushboolean(L, ir_snode_kind_is_sparse(s->kind));
+  lua_setfield(L, -2, "sparse");
+  lua_pushboolean(L, ir_snode_under_sparse(s));
+  lua_setfield(L, -2, "under_sparse");
+  lua_pushinteger(L, s->num_cells);
+  lua_setfield(L, -2, "num_cells");
+  lua_createtable(L, s->nchildren, 0);
+  for (int i = 0; i < s->nchildren; i++) {
+    lua_pushinteger(L, s->children[i]->id);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "children");
+  if (s->name) {
+    lua_pushstring(L, s->name);
+    lua_setfield(L, -2, "name");
+  }
+  char label[64];
+  lua_pushstring(L, ir_snode_label(s, label, sizeof label));
+  lua_setfield(L, -2, "label");
+  /* the physical axis of each virtual index (to map indices between levels) */
+  lua_createtable(L, s->nidx, 0);
+  for (int i = 0; i < s->nidx; i++) {
+    lua_pushinteger(L, s->physical_index_position[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "axes");
+  lua_pushinteger(L, s->kind == IR_SN_dynamic ? s->num_cells : 0);
+  lua_setfield(L, -2, "capacity");
   return 1;
 }
 
@@ -147,6 +226,8 @@ void lang_open_snode(lua_State *L) {
   static const luaL_Reg fns[] = {
     {"root_new", l_root_new},
     {"dense", l_dense},
+    {"level", l_level},
+    {"dynamic", l_dynamic},
     {"place", l_place},
     {"set_name", l_set_name},
     {"materialize", l_materialize},

@@ -117,9 +117,10 @@ local function check_builder(b)
   end
 end
 
-local function check_axes(axes, shape)
+local function check_axes(axes, shape, kind)
+  kind = kind or "dense"
   if type(axes) ~= "table" or #axes == 0 then
-    raise("dense: the first argument must be axes such as lt.ij")
+    raise(kind .. ": the first argument must be axes such as lt.ij")
   end
   if #axes > MAX_INDICES then
     raise("a field has at most " .. MAX_INDICES .. " indices (got " .. #axes .. " axes)")
@@ -129,31 +130,69 @@ local function check_axes(axes, shape)
     for i = 1, #axes do s[i] = shape end
     shape = s
   end
-  if type(shape) ~= "table" then raise("dense: the shape must be a number or a table") end
+  if type(shape) ~= "table" then raise(kind .. ": the shape must be a number or a table") end
   if #shape > MAX_INDICES then
     raise("a field has at most " .. MAX_INDICES .. " indices (got a shape with " .. #shape .. ")")
   end
   if #shape ~= #axes then
-    raise("dense: " .. #axes .. " axes but " .. #shape .. " extents")
+    raise(kind .. ": " .. #axes .. " axes but " .. #shape .. " extents")
   end
   for i, n in ipairs(shape) do
     if math.type(n) ~= "integer" then
-      raise("dense: extent " .. i .. " must be an integer (got " .. tostring(n) .. ")")
+      raise(kind .. ": extent " .. i .. " must be an integer (got " .. tostring(n) .. ")")
     end
     if n <= 0 then
-      raise("dense: every extent must be > 0 (got shape " .. shape_text(shape) .. ")")
+      raise(kind .. ": every extent must be > 0 (got shape " .. shape_text(shape) .. ")")
     end
   end
   return shape
 end
+M.check_axes = check_axes
 
-function Builder:dense(axes, shape)
-  check_builder(self)
-  shape = check_axes(axes, shape)
-  local id, err = core.dense(state.prog, self.id, axes, shape)
-  if not id then raise("dense: " .. err) end
-  return setmetatable({ id = id, gen = self.gen, root = self.root }, Builder)
+-- Adds a level of `kind` under SNode id parent; returns its id (raises at the
+-- user's line with the IR builder's message, which names the SNode and rule).
+function M.add_level(parent, kind, axes, shape, opts)
+  if kind == "dynamic" then
+    if type(axes) ~= "table" or #axes ~= 1 then
+      raise("dynamic: a dynamic level has exactly one axis, e.g. lt.j (got " ..
+        (type(axes) == "table" and (#axes .. " axes") or tostring(axes)) .. ")")
+    end
+    local n = check_axes(axes, { shape }, kind)[1]
+    if opts ~= nil and type(opts) ~= "table" then raise("dynamic: the options must be a table such as {chunk = 64}") end
+    local chunk = opts and opts.chunk or 0
+    if math.type(chunk) ~= "integer" or chunk < 0 then
+      raise("dynamic: chunk must be a positive integer (cells per chunk)")
+    end
+    local id, err = core.dynamic(state.prog, parent, axes[1], n, chunk)
+    if not id then raise("dynamic: " .. err) end
+    return id
+  end
+  if opts ~= nil then raise(kind .. ": takes axes and a shape (no options)") end
+  shape = check_axes(axes, shape, kind)
+  local id, err = core.level(state.prog, parent, kind, axes, shape)
+  if not id then raise(kind .. ": " .. err) end
+  return id
 end
+
+-- lt.root:dense(axes, shape) / :bitmasked / :pointer / :dynamic(axis, n, {chunk = c}):
+-- each returns the new level, an SNode handle (lt.activate(handle, ...),
+-- handle:deactivate_all()).
+for _, kind in ipairs { "dense", "bitmasked", "pointer", "dynamic" } do
+  Builder[kind] = function(self, axes, shape, opts)
+    check_builder(self)
+    local id = M.add_level(self.id, kind, axes, shape, opts)
+    return setmetatable({ id = id, gen = self.gen, root = self.root, kind = kind }, Builder)
+  end
+end
+
+function Builder:deactivate_all()
+  return require("lattice.sparse").deactivate_all(self)
+end
+
+Builder.__tostring = function(b)
+  return "SNode " .. (b.kind or "root") .. " #" .. b.id
+end
+M.Builder = Builder
 
 function Builder:place(...)
   check_builder(self)
@@ -177,7 +216,7 @@ end
 
 -- Materialises f's tree (layout + memory); after that lt.root starts a new tree.
 local function materialize_root(root)
-  local ok, err = core.materialize(state.prog, root)
+  local ok, err = core.materialize(state.prog, root, true)
   if not ok then raise("cannot lay out the SNode tree: " .. tostring(err)) end
   for _, g in ipairs(state.trees[root] or {}) do
     local info = core.snode_info(state.prog, g._snode)
@@ -187,6 +226,7 @@ local function materialize_root(root)
   end
   if state.root == root then state.root = nil end
 end
+M.materialize_root = materialize_root
 
 -- The current lt.root tree, when it holds anything, is materialised before a
 -- kernel compiles (as in the reference system).
@@ -209,11 +249,21 @@ end
 
 -- ---- Lua-scope access --------------------------------------------------------
 
+-- The instance userdata an access goes to: an lt.tree instance's, or nil
+-- (the tree's one instance).
+local function inst_ud(f)
+  local inst = rawget(f, "_inst")
+  if not inst then return nil end
+  if not inst._ud then raise("this tree instance was destroyed (g:destroy()); instantiate a new one") end
+  return inst._ud
+end
+M.inst_ud = inst_ud
+
 local function host_get(f, idx)
-  local v, err = core.field_get(state.prog, f._snode, table.unpack(idx, 1, f._nidx))
+  local v, err = core.field_get(state.prog, f._snode, inst_ud(f), table.unpack(idx, 1, f._nidx))
   if v == nil then
     guess_name(f)                -- name the field in the message if it can be found
-    v, err = core.field_get(state.prog, f._snode, table.unpack(idx, 1, f._nidx))
+    v, err = core.field_get(state.prog, f._snode, inst_ud(f), table.unpack(idx, 1, f._nidx))
     raise(err)
   end
   return v
@@ -237,10 +287,11 @@ end
 
 local function host_set(f, idx, v)
   v = check_value(f, v)
-  local ok, err = core.field_set(state.prog, f._snode, v, table.unpack(idx, 1, f._nidx))
+  local ok, err = core.field_set(state.prog, f._snode, inst_ud(f), v, table.unpack(idx, 1, f._nidx))
   if not ok then
+    if not err:find("field '?'", 1, true) then raise(err) end
     guess_name(f)
-    ok, err = core.field_set(state.prog, f._snode, v, table.unpack(idx, 1, f._nidx))
+    ok, err = core.field_set(state.prog, f._snode, inst_ud(f), v, table.unpack(idx, 1, f._nidx))
     raise(err)
   end
 end
@@ -275,13 +326,25 @@ function methods.fill(f, v)
   if tracer.active() then return tracer.unsupported("x:fill inside a kernel; write a loop") end
   M.ready(f)
   v = check_value(f, v)
-  core.field_fill(state.prog, f._snode, v)
+  core.field_fill(state.prog, f._snode, inst_ud(f), v)
 end
 
 function methods.to_table(f)
   if tracer.active() then return tracer.unsupported("x:to_table inside a kernel") end
   M.ready(f)
-  return core.field_to_table(state.prog, f._snode)
+  return core.field_to_table(state.prog, f._snode, inst_ud(f))
+end
+
+-- x:deactivate_all(): every cell of the sparse level nearest above x
+function methods.deactivate_all(f)
+  return require("lattice.sparse").deactivate_all(f)
+end
+
+-- x:active() -> {{i, j}, ...}: the indices of x's active elements (Lua scope)
+function methods.active(f)
+  if tracer.active() then return tracer.unsupported("x:active() inside a kernel; use for i, j in x") end
+  M.ready(f)
+  return core.field_active(state.prog, f._snode, inst_ud(f))
 end
 
 local props = {}
@@ -306,10 +369,15 @@ Field.__index = function(f, k)
     if m then return m end
     local p = props[k]
     if p then return p(f) end
-    raise("fields have no member '" .. k .. "' (fields have: shape, dtype, name, value, fill, to_table)")
+    raise("fields have no member '" .. k .. "' (fields have: shape, dtype, name, value, fill, to_table, "
+      .. "active, deactivate_all)")
   end
   if tracer.active() then return tracer.field_index(f, k) end
   M.ready(f)
+  if type(k) == "table" and not tracer.is_kv(k) then     -- x[I], I = {i, j}
+    if #k ~= f._nidx then wrong_count(f, #k) end
+    return host_get(f, k)
+  end
   if f._nidx == 0 then
     raise("field '" .. guess_name(f) .. "' has no indices (0-D): read it with x.value")
   end
@@ -328,10 +396,12 @@ Field.__newindex = function(f, k, v)
   if type(k) == "string" then
     raise("cannot set member '" .. k .. "' of a field (only x.value and x.name can be assigned)")
   end
-  if tracer.active() then return tracer.field_write(f, { k }, v) end
+  local idx = { k }
+  if type(k) == "table" and not tracer.is_kv(k) and not is_field(k) then idx = k end  -- x[I] = v
+  if tracer.active() then return tracer.field_write(f, idx, v) end
   M.ready(f)
-  if f._nidx ~= 1 then wrong_count(f, 1) end
-  host_set(f, { k }, v)
+  if f._nidx ~= #idx then wrong_count(f, #idx) end
+  host_set(f, idx, v)
 end
 
 Field.__tostring = function(f)

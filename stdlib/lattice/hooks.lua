@@ -319,25 +319,59 @@ local function ndrange_loop(r, body)
   T.after_construct(n0)
 end
 
+-- for i, j in x over a field under a sparse level: a struct_for over the
+-- active cells of x's parent level (the outermost loop of the kernel).
+local function struct_loop(level, nidx, body)
+  if not T.at_top() then
+    fail("a struct-for over a sparse field (for i, j in x) must be a top-level loop of the kernel "
+      .. "(not inside another loop or an `if`): its cells are visited in parallel")
+  end
+  local n0 = T.nret()
+  local bld = T.B()
+  local sf = bld:struct_for(level)
+  ir_loop(function()
+    in_block(bld:child(sf, 0), function()
+      local out = {}
+      for k = 1, nidx do out[k] = T.sym(T.B():struct_index(sf, k - 1), I32) end
+      ir_code("inside a loop", body(table.unpack(out, 1, nidx)))
+    end)
+  end, "parallel")
+  T.after_construct(n0)
+end
+
+-- The loop over the cells of field f: a struct_for when sparse levels are
+-- above it, else an ndrange over its shape. grouped: body takes one index table.
+local function field_loop(f, body, grouped)
+  local ok, err = pcall(fieldm.ready, f)
+  if not ok then fail((tostring(err):gsub("^[^:\n]*:%d+: ", ""))) end
+  if f._nidx == 0 then fail("a struct-for needs a field with indices (this one is 0-D)") end
+  local inst = rawget(f, "_inst")
+  if inst and not inst._proxy then
+    fail("a struct-for over a field of a tree instance that is not a kernel argument; pass the instance "
+      .. "as an argument annotated with its tree type")
+  end
+  local b = body
+  if grouped then b = function(...) return body({ ... }) end end
+  local sparse = require "lattice.sparse"
+  local level, nidx = sparse.struct_level(f)
+  if level then return struct_loop(level, nidx, b) end
+  local dims = {}
+  for k, n in ipairs(f._shape) do dims[k] = { 0, n } end
+  return ndrange_loop({ dims = dims }, b)
+end
+
 function H.gfor(body, f, s, ctl)
   local m = getmetatable(f)
   if m == NDRange then return ndrange_loop(f, body) end
+  local sparse = require "lattice.sparse"
+  if m == sparse.Grouped then return field_loop(f.f, body, true) end
   if m == Static then
     local a, b, step = f.a, f.b, f.step
     return unroll(body, coroutine.wrap(function()
       for i = a, b, step do coroutine.yield(table.pack(i)) end
     end))
   end
-  if fieldm.is_field(f) then
-    -- struct-for over a dense field: every cell is active, so it is the
-    -- ndrange over the field's shape (sparse SNodes will need struct_for)
-    local ok, err = pcall(fieldm.ready, f)
-    if not ok then fail((tostring(err):gsub("^[^:\n]*:%d+: ", ""))) end
-    if f._nidx == 0 then fail("a struct-for needs a field with indices (this one is 0-D)") end
-    local dims = {}
-    for k, n in ipairs(f._shape) do dims[k] = { 0, n } end
-    return ndrange_loop({ dims = dims }, body)
-  end
+  if fieldm.is_field(f) then return field_loop(f, body, false) end
   if type(f) ~= "function" and not (getmetatable(f) and getmetatable(f).__call) then
     fail("cannot iterate over a " .. type(f) .. " in a kernel (use lt.ndrange, lt.static, ipairs or pairs)")
   end

@@ -7,6 +7,8 @@ local fieldm = require "lattice.field"
 local T = require "lattice.tracer"
 local hooks = require "lattice.hooks"
 local kernelm = require "lattice.kernel"
+local sparse = require "lattice.sparse"
+local treem = require "lattice.tree"
 
 local lt = {}
 fieldm.set_tracer(T)
@@ -14,7 +16,7 @@ fieldm.set_tracer(T)
 -- ---- lt.init -----------------------------------------------------------------------
 
 local OPTIONS = { arch = "string", debug = "boolean", print_ir = "boolean", threads = "number",
-  default_ip = "type", default_fp = "type" }
+  default_ip = "type", default_fp = "type", device_memory = "number" }
 
 function lt.init(opts)
   opts = opts or {}
@@ -40,9 +42,14 @@ function lt.init(opts)
   if math.type(threads) ~= "integer" or threads < 0 then
     state.raise("lt.init: threads must be an integer >= 0 (0 = one per core)")
   end
+  local pool = opts.device_memory or 0
+  if math.type(pool) ~= "integer" or pool < 0 then
+    state.raise("lt.init: device_memory must be a whole number of bytes (e.g. 256 << 20)")
+  end
   if state.prog then core.program_free(state.prog) end
   state.prog = nil
-  local prog, err = core.program_new(arch, threads, opts.debug == true)
+  state.snode_cache = nil
+  local prog, err = core.program_new(arch, threads, opts.debug == true, pool)
   if not prog then state.raise("lt.init: " .. err) end
   state.prog = prog
   state.gen = state.gen + 1
@@ -107,6 +114,19 @@ setmetatable(lt, {
     end
   end,
 })
+
+-- ---- sparse SNodes, tree types ------------------------------------------------------------
+
+for _, kind in ipairs { "dense", "bitmasked", "pointer", "dynamic" } do
+  lt[kind] = function(axes, shape, opts) return treem.layout(kind, axes, shape, opts) end
+end
+function lt.tree(desc) return treem.new(ensure_init, desc) end
+
+lt.activate, lt.deactivate, lt.is_active = sparse.activate, sparse.deactivate, sparse.is_active
+lt.append, lt.length, lt.grouped = sparse.append, sparse.length, sparse.grouped
+function lt.deactivate_all(x) return sparse.deactivate_all(x) end
+function lt.stats() ensure_init(); return sparse.stats() end
+function lt.print_stats() ensure_init(); return sparse.print_stats() end
 
 -- ---- kernels -------------------------------------------------------------------------------
 

@@ -33,8 +33,10 @@ function M.new(fn, argtypes)
     if not known[name] then
       state.raise("lt.kernel: the kernel has no argument named '" .. tostring(name) .. "'")
     end
-    if not types.is_type(t) or t.name == "i1" then
-      state.raise("lt.kernel: the type of argument '" .. name .. "' must be a scalar type such as lt.f32")
+    local treem = require "lattice.tree"
+    if not treem.is_type(t) and (not types.is_type(t) or t.name == "i1") then
+      state.raise("lt.kernel: the type of argument '" .. name .. "' must be a scalar type such as lt.f32 "
+        .. "or a tree type (lt.tree{...})")
     end
   end
   return setmetatable({
@@ -173,20 +175,26 @@ function Func:__call(...)
   return T.pop_function(ctx, ret)
 end
 
+-- tys[i]: the scalar type of parameter i, or {tree = tree type} for an
+-- instance (traced as a proxy; not an IR argument).
 local function trace(k, tys)
   local rf = rewrite_function(k, k.fn)
+  local treem = require "lattice.tree"
 
   local b = core.builder_new(state.prog, k.name)
   local ids = {}
-  for i, t in ipairs(tys) do ids[i] = t.id end
+  for _, t in ipairs(tys) do if not t.tree then ids[#ids + 1] = t.id end end
   b:set_args(table.unpack(ids))
   b:set_loc(k.short_src, k.line)
   local opts = state.opts
   T.begin({ b = b, debug = opts.debug, ip = opts.default_ip, fp = opts.default_fp, loops = {},
     name = k.name, file = k.short_src })
   local ok, res = pcall(function()
-    local args = {}
-    for i, t in ipairs(tys) do args[i] = T.sym(b:arg(i - 1), t) end
+    local args, n = {}, 0
+    for i, t in ipairs(tys) do
+      if t.tree then args[i] = treem.proxy(t.tree)
+      else args[i] = T.sym(b:arg(n), t); n = n + 1 end
+    end
     local ctx = T.push_function()
     local ret = T.pop_function(ctx, rf(table.unpack(args, 1, #tys)))
     if ret ~= nil then T.emit_return(ret) end
@@ -194,6 +202,14 @@ local function trace(k, tys)
   T.finish()
   if not ok then error(res, 0) end
   return core.compile(b, opts.print_ir, k.short_src)
+end
+
+-- A failed launch (index out of range in debug mode, pool exhausted, ...)
+-- is raised at the user's call; the program stays usable.
+local function launched(ok, ...)
+  if ok then return ... end
+  local msg = tostring((...)):gsub("^lattice/[%w_]+%.lua:%d+: ", "")
+  state.raise(msg)
 end
 
 function K:__call(...)
@@ -211,9 +227,31 @@ function K:__call(...)
       #self.params == 1 and "" or "s", table.concat(self.params, ", "), n))
   end
   local vals, tys, key = {}, {}, {}
+  local insts, by_type = nil, nil
+  local treem = require "lattice.tree"
   for i, p in ipairs(self.params) do
     local v = select(i, ...)
     local t = self.argtypes[p]
+    if treem.is_type(t) then
+      if not treem.is_instance(v) or v._type ~= t then
+        state.raise(("kernel %s: argument '%s' must be an instance of its tree type (Grid:instantiate()), got %s")
+          :format(self.name, p, treem.is_instance(v) and "an instance of another tree type" or ("a " .. type(v))))
+      end
+      if not v._ud then state.raise(("kernel %s: argument '%s' is a destroyed tree instance"):format(self.name, p)) end
+      if t.gen ~= state.gen then state.raise(("kernel %s: the tree type of argument '%s' belongs to a program "
+        .. "that lt.init has reset"):format(self.name, p)) end
+      by_type = by_type or {}
+      if by_type[t] then
+        state.raise(("kernel %s: arguments '%s' and '%s' are both instances of the same tree type; a kernel "
+          .. "takes at most one instance of each tree type (it is compiled for the type)"):format(self.name,
+          by_type[t], p))
+      end
+      by_type[t] = p
+      insts = insts or {}
+      insts[#insts + 1] = v._ud
+      tys[i], key[i] = { tree = t }, "tree#" .. t.serial
+      goto continue
+    end
     if type(v) ~= "number" then
       state.raise(("kernel %s: argument '%s' must be a number%s, got a %s"):format(self.name, p,
         t and (" (" .. t.name .. ")") or "", type(v)))
@@ -233,7 +271,8 @@ function K:__call(...)
       end
       v = iv
     end
-    vals[i], tys[i], key[i] = v, t, t.name
+    vals[#vals + 1], tys[i], key[i] = v, t, t.name
+    ::continue::
   end
   key = table.concat(key, ",")
   local ck = self.cache[key]
@@ -243,7 +282,7 @@ function K:__call(...)
     self.cache[key] = ck
   end
   self.last = ck
-  return core.launch(ck, table.unpack(vals, 1, n))
+  return launched(pcall(core.launch, ck, insts, table.unpack(vals)))
 end
 
 -- k:ir() -> the IR after every pass for the most recently compiled signature.

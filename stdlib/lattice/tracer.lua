@@ -325,6 +325,10 @@ end
 -- ---- fields in kernels --------------------------------------------------------------
 
 local function prepare(f)
+  if rawget(f, "_type") and not rawget(f, "_inst") then
+    fail("field '" .. field_name(f) .. "' belongs to a tree type, not to an instance; use it through an "
+      .. "instance (g." .. field_name(f) .. ")")
+  end
   local ok, err = pcall(fieldm.ready, f)
   if not ok then fail((tostring(err):gsub("^[^:\n]*:%d+: ", ""))) end
   return f
@@ -332,6 +336,11 @@ end
 
 local function field_ptr(f, idx)
   prepare(f)
+  local inst = rawget(f, "_inst")
+  if inst and not inst._proxy then
+    fail("field '" .. field_name(f) .. "' of a tree instance is used in a kernel without being passed to it; "
+      .. "pass the instance as an argument annotated with its tree type, e.g. lt.kernel(function(g) ... end, {g = Grid})")
+  end
   local n = f._nidx
   if #idx ~= n then wrong_count(f, #idx) end
   local ss = {}
@@ -359,6 +368,7 @@ end
 
 function T.field_index(f, k)
   prepare(f)
+  if type(k) == "table" and not is_kv(k) and getmetatable(k) == nil then return T.field_read(f, k) end  -- x[I]
   if f._nidx == 0 then fail("field '" .. field_name(f) .. "' has no indices (0-D): use x.value") end
   if f._nidx == 1 then return T.field_read(f, { k }) end
   return setmetatable({ f = f, idx = { k } }, KAcc)

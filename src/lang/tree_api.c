@@ -1,0 +1,232 @@
+/*
+** tree_api.c -- instances of lt.tree types, the activation operations of
+** sparse SNodes from Lua scope (lt.activate, lt.append, deactivate_all, ...)
+** and the pool's counters (lt.stats). Everything goes through the host side
+** of the sparse runtime (src/jit/jit_sparse.h).
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "lang.h"
+
+static ir_snode *check_level(lua_State *L, lang_program *p, int idx) {
+  lua_Integer id = luaL_checkinteger(L, idx);
+  if (id < 0 || id >= p->ir->nsnodes || !p->ir->snodes[id] ||
+      !ir_snode_kind_is_level(p->ir->snodes[id]->kind))
+    luaL_error(L, "internal error: SNode %d is not a level", (int)id);
+  return p->ir->snodes[id];
+}
+
+/* ---- instances -------------------------------------------------------------- */
+
+static lang_instance *check_instance(lua_State *L, int idx) {
+  return luaL_checkudata(L, idx, LANG_INSTANCE);
+}
+
+static void instance_release(lang_instance *in) {
+  lang_program *p = in->prog;
+  if (in->root && p && p->ir && p->sparse) jit_sparse_free_instance(p->sparse, p->ir, in->tree, in->root);
+  in->root = NULL;
+}
+
+static int l_instance_gc(lua_State *L) {
+  instance_release(check_instance(L, 1));
+  return 0;
+}
+
+/* core.instance_new(prog, root_snode) -> instance | nil, message */
+static int l_instance_new(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  lua_Integer id = luaL_checkinteger(L, 2);
+  if (id < 0 || id >= p->ir->nsnodes || !p->ir->snodes[id] || p->ir->snodes[id]->kind != IR_SN_root)
+    return luaL_error(L, "internal error: SNode %d is not a root", (int)id);
+  int tree = p->ir->snodes[id]->tree;
+  char err[768] = "";
+  char *root = jit_sparse_new_instance(p->sparse, p->ir, tree, err, sizeof err);
+  if (!root) {
+    lua_pushnil(L);
+    lua_pushstring(L, err);
+    return 2;
+  }
+  lang_instance *in = lua_newuserdatauv(L, sizeof *in, 1);
+  in->prog = p;
+  in->tree = tree;
+  in->root = root;
+  luaL_setmetatable(L, LANG_INSTANCE);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1);     /* the program outlives its instances */
+  return 1;
+}
+
+/* core.instance_free(instance): g:destroy(); later uses are errors */
+static int l_instance_free(lua_State *L) {
+  instance_release(check_instance(L, 1));
+  return 0;
+}
+
+static int l_instance_alive(lua_State *L) {
+  lang_instance *in = check_instance(L, 1);
+  lua_pushboolean(L, in->root != NULL && in->prog->ir != NULL);
+  return 1;
+}
+
+/* ---- activation operations from Lua scope ------------------------------------- */
+
+/* Reads the indices of a cell of level s from first on, each checked against
+** the extent of the field coordinates along its axis (the level's extent
+** times what the levels under it split). */
+static void read_level_indices(lua_State *L, const char *what, int first, const ir_snode *s,
+                               int64_t *idx) {
+  int n = s->nidx;
+  int64_t shape[IR_MAX_INDICES];
+  for (int i = 0; i < n; i++) shape[i] = s->total_shape[i] * s->below[s->physical_index_position[i]];
+  int given = lua_gettop(L) - first + 1;
+  if (given != n) luaL_error(L, "%s takes %d indices, got %d", what, n, given);
+  for (int i = 0; i < n; i++) {
+    int ok;
+    idx[i] = lua_tointegerx(L, first + i, &ok);
+    if (!ok) luaL_error(L, "%s: index %d must be an integer (got %s)", what, i,
+                        luaL_tolstring(L, first + i, NULL));
+    if (idx[i] < 0 || idx[i] >= shape[i])
+      luaL_error(L, "%s: index %I out of range for axis %d (extent %I)", what,
+                 (lua_Integer)idx[i], i, (lua_Integer)shape[i]);
+  }
+}
+
+static const char *const op_names[] = {"activate", "deactivate", "is_active", "length", NULL};
+static const jit_sn_op op_codes[] = {JIT_SN_ACTIVATE, JIT_SN_DEACTIVATE, JIT_SN_IS_ACTIVE, JIT_SN_LENGTH};
+
+/* core.snode_op(prog, level, instance|nil, what, op, i...) -> result. what
+** names the SNode for messages. A dynamic's deactivate/length take its
+** parent's indices. */
+static int l_snode_op(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  ir_snode *s = check_level(L, p, 2);
+  char *root = lang_root_for(L, p, s, 3);
+  const char *what = luaL_checkstring(L, 4);
+  int which = luaL_checkoption(L, 5, NULL, op_names);
+  jit_sn_op op = op_codes[which];
+  bool whole = s->kind == IR_SN_dynamic && (op == JIT_SN_DEACTIVATE || op == JIT_SN_LENGTH);
+  const ir_snode *ref = whole ? s->parent : s;
+  int64_t idx[IR_MAX_INDICES] = {0};
+  read_level_indices(L, what, 6, ref, idx);
+  int64_t r = jit_sparse_snode_op(p->sparse, s, root, idx, op);
+  lang_raise_sparse_error(L, p, "");
+  if (op == JIT_SN_IS_ACTIVE) lua_pushboolean(L, r != 0);
+  else lua_pushinteger(L, (lua_Integer)r);
+  return 1;
+}
+
+/* Writes the number at stack index v into a cell of type t. */
+static void store_number(lua_State *L, ir_type t, char *ptr, int v) {
+  if (t == IR_f32) { float f = (float)luaL_checknumber(L, v); memcpy(ptr, &f, 4); return; }
+  if (t == IR_f64) { double d = luaL_checknumber(L, v); memcpy(ptr, &d, 8); return; }
+  uint64_t u = (uint64_t)luaL_checkinteger(L, v);
+  switch (ir_type_bits(t)) {
+  case 8: { uint8_t x = (uint8_t)u; memcpy(ptr, &x, 1); break; }
+  case 16: { uint16_t x = (uint16_t)u; memcpy(ptr, &x, 2); break; }
+  case 32: { uint32_t x = (uint32_t)u; memcpy(ptr, &x, 4); break; }
+  default: memcpy(ptr, &u, 8); break;
+  }
+}
+
+/* core.snode_append(prog, dynamic, instance|nil, what, value, i...) -> index | nil, message */
+static int l_snode_append(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  ir_snode *s = check_level(L, p, 2);
+  char *root = lang_root_for(L, p, s, 3);
+  const char *what = luaL_checkstring(L, 4);
+  if (s->kind != IR_SN_dynamic || s->nchildren != 1 || s->children[0]->kind != IR_SN_place)
+    return luaL_error(L, "internal error: append to a level that is not a dynamic with one field");
+  int64_t idx[IR_MAX_INDICES] = {0};
+  read_level_indices(L, what, 6, s->parent, idx);
+  int32_t at = -1;
+  char *cell = jit_sparse_append(p->sparse, s, root, idx, &at);
+  lang_raise_sparse_error(L, p, "");
+  if (!cell) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "lt.append: the list of %s is full (capacity %I)", what, (lua_Integer)s->num_cells);
+    return 2;
+  }
+  const ir_snode *place = s->children[0];
+  store_number(L, place->dtype, cell + place->offset, 5);
+  lua_pushinteger(L, at);
+  return 1;
+}
+
+/* core.deactivate_all(prog, level, instance|nil) */
+static int l_deactivate_all(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  ir_snode *s = check_level(L, p, 2);
+  char *root = lang_root_for(L, p, s, 3);
+  jit_sparse_deactivate_all(p->sparse, s, root);
+  lang_raise_sparse_error(L, p, "");
+  return 0;
+}
+
+/* ---- counters ------------------------------------------------------------------- */
+
+static void set_int(lua_State *L, const char *k, int64_t v) {
+  lua_pushinteger(L, (lua_Integer)v);
+  lua_setfield(L, -2, k);
+}
+
+/* core.stats(prog) -> {pool_bytes, pool_used, high_water, lists_built,
+** lists_reused, gc_runs, snodes = {{id, label, kind, name, active}, ...}} */
+static int l_stats(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  jit_sparse_stats st;
+  memset(&st, 0, sizeof st);
+  jit_sparse_get_stats(p->sparse, &st);
+  lua_createtable(L, 0, 8);
+  set_int(L, "pool_bytes", (int64_t)st.pool_bytes);
+  set_int(L, "pool_used", (int64_t)st.pool_used);
+  set_int(L, "high_water", (int64_t)st.pool_used);   /* the pool is a bump allocator */
+  set_int(L, "lists_built", st.lists_built);
+  set_int(L, "lists_reused", st.lists_reused);
+  set_int(L, "gc_runs", st.gc_runs);
+  lua_newtable(L);
+  int n = 0;
+  for (int i = 0; i < p->ir->nsnodes; i++) {
+    const ir_snode *s = p->ir->snodes[i];
+    if (!s || !ir_snode_kind_is_level(s->kind) || !p->ir->trees[s->tree].materialized) continue;
+    lua_createtable(L, 0, 5);
+    set_int(L, "id", s->id);
+    set_int(L, "tree", s->tree);
+    char label[64];
+    lua_pushstring(L, ir_snode_label(s, label, sizeof label));
+    lua_setfield(L, -2, "label");
+    lua_pushstring(L, ir_snode_kind_name(s->kind));
+    lua_setfield(L, -2, "kind");
+    set_int(L, "active", jit_sparse_active_cells(p->sparse, s->id));
+    lua_rawseti(L, -2, ++n);
+  }
+  lua_setfield(L, -2, "snodes");
+  return 1;
+}
+
+/* core.gc(prog): collect every pointer/dynamic SNode's recycled cells now */
+static int l_gc(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  jit_sparse_gc_all(p->sparse);
+  return 0;
+}
+
+void lang_open_tree(lua_State *L) {
+  if (luaL_newmetatable(L, LANG_INSTANCE)) {
+    lua_pushcfunction(L, l_instance_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  static const luaL_Reg fns[] = {
+    {"instance_new", l_instance_new},
+    {"instance_free", l_instance_free},
+    {"instance_alive", l_instance_alive},
+    {"snode_op", l_snode_op},
+    {"snode_append", l_snode_append},
+    {"deactivate_all", l_deactivate_all},
+    {"stats", l_stats},
+    {"gc", l_gc},
+    {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}

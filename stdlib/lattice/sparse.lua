@@ -1,0 +1,287 @@
+-- sparse.lua -- the language side of sparse SNodes: activation operations
+-- (lt.activate, lt.deactivate, lt.is_active, lt.append, lt.length,
+-- deactivate_all) in Lua scope and in kernels, tree types (lt.tree and
+-- instances), lt.grouped and the pool's counters (lt.stats).
+--
+-- An operation names a field or an SNode handle. On a field it acts on the
+-- nearest sparse level above the field and takes the field's indices; on a
+-- handle it acts on that level and takes the level's indices. A dynamic's
+-- whole-list operations (append, length, deactivate) leave out the dynamic's
+-- own axis: they take the indices of the list's parent cell.
+local core = require "lattice.core"
+local state = require "lattice.state"
+local types = require "lattice.types"
+local fieldm = require "lattice.field"
+local T = require "lattice.tracer"
+
+local M = {}
+local raise = state.raise
+local I32 = types.by_name.i32
+local SPARSE = { bitmasked = true, pointer = true, dynamic = true }
+
+-- SNode descriptions of the current program (trees never change once laid out).
+local function info(id)
+  local cache = state.snode_cache
+  if not cache or cache.gen ~= state.gen then
+    cache = { gen = state.gen }
+    state.snode_cache = cache
+  end
+  local i = cache[id]
+  if not i then
+    i = core.snode_info(state.prog, id)
+    cache[id] = i
+  end
+  return i
+end
+M.info = info
+
+-- Raises at the user's line (Lua scope) or fails the trace (kernel).
+local function err(msg)
+  if T.active() then T.fail(msg) end
+  raise(msg)
+end
+
+local function is_handle(x) return getmetatable(x) == fieldm.Builder end
+
+-- The level an operation acts on and how the user's indices map onto it:
+-- {level = id, kind, ref = axes of the user's indices, want = the level's
+-- (or the list parent's) axes, what = name for messages, inst = instance or nil}.
+local function target(fname, x, whole)
+  local level, ref, what, inst, f
+  if fieldm.is_field(x) then
+    f = x
+    if T.active() then
+      local ok, e = pcall(fieldm.ready, f)
+      if not ok then T.fail((tostring(e):gsub("^[^:\n]*:%d+: ", ""))) end
+    else
+      fieldm.ready(f)
+    end
+    what = "field '" .. fieldm.guess_name(f) .. "'"
+    local pi = info(f._snode)
+    ref = pi.axes
+    local id = pi.parent
+    while id >= 0 and not SPARSE[info(id).kind] do id = info(id).parent end
+    level = id >= 0 and id or nil
+    inst = rawget(f, "_inst")
+  elseif is_handle(x) then
+    if x.gen ~= state.gen then err(fname .. ": this SNode belongs to a program that lt.init has reset") end
+    if not info(x.root).materialized then
+      fieldm.materialize_root(x.root)
+      state.snode_cache = nil
+    end
+    level = x.id
+    local li = info(level)
+    if li.kind == "root" then err(fname .. ": lt.root is not a level; name a level or a field") end
+    ref = li.axes
+    what = li.label
+  else
+    err(fname .. ": the first argument must be a field or an SNode (got a " .. type(x) .. ")")
+  end
+  local t = { level = level, what = what, inst = inst, ref = ref }
+  if not level then return t end
+  local li = info(level)
+  t.kind = li.kind
+  if whole and li.kind ~= "dynamic" and fname ~= "lt.deactivate" then
+    err(fname .. ": " .. what .. " is not in a dynamic level (lt.root:dynamic(lt.j, n))")
+  end
+  if whole and li.kind == "dynamic" then
+    -- the user's indices leave out the dynamic's own axis (the one its parent lacks)
+    local pi = info(li.parent)
+    local inparent, mine = {}, {}
+    for _, a in ipairs(pi.axes) do inparent[a] = true end
+    for _, a in ipairs(li.axes) do mine[a] = true end
+    local r = {}
+    for _, a in ipairs(ref) do
+      if inparent[a] or not mine[a] then r[#r + 1] = a end
+    end
+    t.ref, t.want = r, pi.axes
+  else
+    t.want = li.axes
+  end
+  return t
+end
+
+-- The user's indices (a list) mapped onto the level's.
+local function map_indices(fname, t, idx)
+  if #idx ~= #t.ref then
+    err(fname .. ": " .. t.what .. " takes " .. #t.ref .. " ind" .. (#t.ref == 1 and "ex" or "ices") ..
+      " here, got " .. #idx)
+  end
+  local out = {}
+  for m, a in ipairs(t.want or {}) do
+    for k, r in ipairs(t.ref) do
+      if r == a then out[m] = idx[k] end
+    end
+  end
+  return out
+end
+
+local function inst_ud(t)
+  local inst = t.inst
+  if not inst then return nil end
+  if inst._proxy then return nil end
+  if not inst._ud then raise("this tree instance was destroyed (g:destroy()); instantiate a new one") end
+  return inst._ud
+end
+
+-- Kernel side: indices as i32 statements.
+local function kidx(fname, list)
+  local out = {}
+  for k, v in ipairs(list) do
+    local s, t = T.lift(v)
+    if not t.is_int or t.name == "i1" then
+      T.fail(fname .. ": index " .. (k - 1) .. " must be an integer (got " .. t.name .. ")")
+    end
+    if t ~= I32 then s = T.B():cast(I32.id, s) end
+    out[k] = s
+  end
+  return out
+end
+
+local function check_kernel_inst(fname, t)
+  if t.inst and not t.inst._proxy then
+    T.fail(fname .. ": " .. t.what .. " belongs to a tree instance that is not an argument of the kernel; "
+      .. "pass the instance as an argument annotated with its tree type")
+  end
+end
+
+-- One operation: "activate", "deactivate", "is_active", "length".
+local function op(fname, opname, x, ...)
+  local whole = opname == "length" or opname == "deactivate"
+  local t = target(fname, x, whole)
+  local idx = map_indices(fname, t, { ... })
+  if not t.level then                         -- a dense field: always active
+    if opname == "is_active" then return true end
+    if opname == "activate" then return nil end
+    err(fname .. ": " .. t.what .. " has no sparse level above it (its cells are always active)")
+  end
+  if T.active() then
+    check_kernel_inst(fname, t)
+    local s = T.B():snode_op(opname, t.level, table.unpack(kidx(fname, idx)))
+    if opname == "is_active" then return T.sym(s, types.by_name.i1) end
+    if opname == "length" then return T.sym(s, I32) end
+    return nil
+  end
+  for k, v in ipairs(idx) do
+    if math.type(v) ~= "integer" then
+      raise(fname .. ": index " .. (k - 1) .. " must be an integer (got " .. tostring(v) .. ")")
+    end
+  end
+  local ok, r = pcall(core.snode_op, state.prog, t.level, inst_ud(t), t.what, opname, table.unpack(idx))
+  if not ok then raise((tostring(r):gsub("^lattice/[%w_]+%.lua:%d+: ", ""))) end
+  if opname == "activate" or opname == "deactivate" then return nil end
+  return r
+end
+
+function M.activate(x, ...) return op("lt.activate", "activate", x, ...) end
+function M.deactivate(x, ...) return op("lt.deactivate", "deactivate", x, ...) end
+function M.is_active(x, ...) return op("lt.is_active", "is_active", x, ...) end
+function M.length(x, ...) return op("lt.length", "length", x, ...) end
+
+-- lt.append(l, i..., v): appends v to the list of the dynamic holding field l;
+-- returns the new element's index (-1 in a kernel when the list is full; a
+-- Lua-scope append to a full list, or one in a debug-mode kernel, is an error).
+function M.append(x, ...)
+  local n = select("#", ...)
+  if n == 0 then err("lt.append: expects the list's indices and a value, e.g. lt.append(l, i, v)") end
+  local args = { ... }
+  local v = args[n]
+  args[n] = nil
+  local t = target("lt.append", x, true)
+  if not t.level or t.kind ~= "dynamic" then err("lt.append: " .. t.what .. " is not in a dynamic level") end
+  local li = info(t.level)
+  if #li.children ~= 1 then
+    err("lt.append: " .. t.what .. " shares its dynamic level with other fields; append needs a dynamic "
+      .. "holding exactly one field")
+  end
+  local place = info(li.children[1])
+  local dtype = types.by_name[place.dtype]
+  local idx = map_indices("lt.append", t, args)
+  if T.active() then
+    check_kernel_inst("lt.append", t)
+    local ks = kidx("lt.append", idx)
+    local b = T.B()
+    -- (in debug mode the generated code raises an error when the list is full)
+    local r = b:snode_append(t.level, T.implicit(v, dtype, t.what), table.unpack(ks))
+    return T.sym(r, I32)
+  end
+  if type(v) ~= "number" then raise("lt.append: the value must be a number (got a " .. type(v) .. ")") end
+  if dtype.is_int then
+    local iv = math.tointeger(v)
+    if not iv then raise("lt.append: cannot append the float " .. tostring(v) .. " to an integer field") end
+    v = iv
+  end
+  local ok, r, e = pcall(core.snode_append, state.prog, t.level, inst_ud(t), t.what, v, table.unpack(idx))
+  if not ok then raise((tostring(r):gsub("^lattice/[%w_]+%.lua:%d+: ", ""))) end
+  if r == nil then raise(e) end
+  return r
+end
+
+-- x:deactivate_all() / handle:deactivate_all()
+function M.deactivate_all(x)
+  local t = target("deactivate_all", x, false)
+  if not t.level then err("deactivate_all: " .. t.what .. " has no sparse level above it") end
+  if T.active() then
+    check_kernel_inst("deactivate_all", t)
+    T.B():deactivate_all(t.level)
+    return
+  end
+  local ok, e = pcall(core.deactivate_all, state.prog, t.level, inst_ud(t))
+  if not ok then raise((tostring(e):gsub("^lattice/[%w_]+%.lua:%d+: ", ""))) end
+end
+
+-- The level a struct-for over field f runs on (f's parent), or nil when no
+-- sparse level is above f (then the loop is an ndrange over f's shape).
+function M.struct_level(f)
+  local pi = info(f._snode)
+  if not pi.under_sparse then return nil end
+  return pi.parent, pi.nidx
+end
+
+-- ---- lt.grouped ------------------------------------------------------------------
+
+local Grouped = {}
+M.Grouped = Grouped
+
+-- lt.grouped(x): in a kernel, `for I in lt.grouped(x)` gives the index vector
+-- I = {i, j, ...} of each active cell; in Lua scope, the same over x:active().
+function M.grouped(x)
+  if not fieldm.is_field(x) then err("lt.grouped: expects a field") end
+  return setmetatable({ f = x }, Grouped)
+end
+
+Grouped.__call = function(g, _, _)
+  if not g.list then
+    g.list = g.f:active()
+    g.pos = 0
+  end
+  g.pos = g.pos + 1
+  return g.list[g.pos]
+end
+
+-- ---- counters ------------------------------------------------------------------
+
+function M.stats()
+  local s = core.stats(state.prog)
+  s.active = {}
+  for _, n in ipairs(s.snodes) do s.active[n.label] = n.active end
+  return s
+end
+
+local function bytes(n)
+  if n >= 1 << 30 then return ("%.2f GiB"):format(n / (1 << 30)) end
+  if n >= 1 << 20 then return ("%.2f MiB"):format(n / (1 << 20)) end
+  if n >= 1 << 10 then return ("%.1f KiB"):format(n / 1024) end
+  return n .. " B"
+end
+
+function M.print_stats()
+  local s = M.stats()
+  print(("pool: %s used (high-water mark) of %s"):format(bytes(s.pool_used), bytes(s.pool_bytes)))
+  print(("lists: %d built, %d reused; gc runs: %d"):format(s.lists_built, s.lists_reused, s.gc_runs))
+  for _, n in ipairs(s.snodes) do
+    if SPARSE[n.kind] then print(("  %-20s tree %-3d %d active"):format(n.label, n.tree, n.active)) end
+  end
+end
+
+return M

@@ -1,0 +1,164 @@
+-- tree.lua -- tree types described by tables and their instances:
+--   local Grid = lt.tree { fields = { rho = lt.f32 },
+--                          lt.pointer(lt.ij, 32) { lt.dense(lt.ij, 8) { "rho" } } }
+--   local g = Grid:instantiate()       -- g.rho[i][j], kernels taking {g = Grid}
+-- A type is one SNode tree, laid out and registered when lt.tree returns;
+-- each instance is its own root container in the memory pool. Kernels are
+-- compiled once per tree type; the instance is chosen at launch.
+local core = require "lattice.core"
+local state = require "lattice.state"
+local types = require "lattice.types"
+local fieldm = require "lattice.field"
+
+local M = {}
+local raise = state.raise
+
+local Layout = {}        -- lt.dense(axes, shape){ children }
+Layout.__index = Layout
+local TreeType = {}
+TreeType.__index = function(tt, k)
+  local m = rawget(TreeType, k)
+  if m then return m end
+  local f = rawget(tt, "fields")
+  if f and f[k] then
+    raise("'" .. tostring(k) .. "' is a field of the tree type, which has no memory of its own; use it "
+      .. "through an instance (local g = T:instantiate(); g." .. tostring(k) .. ")")
+  end
+  return nil
+end
+local Instance = {}
+M.Layout, M.TreeType, M.Instance = Layout, TreeType, Instance
+
+-- lt.dense / lt.bitmasked / lt.pointer (axes, shape), lt.dynamic(axis, n, {chunk = c})
+function M.layout(kind, axes, shape, opts)
+  return setmetatable({ kind = kind, axes = axes, shape = shape, opts = opts }, Layout)
+end
+
+Layout.__call = function(l, children)
+  if type(children) ~= "table" then
+    raise("lt." .. l.kind .. "(...){...}: the children must be a table of field names and levels")
+  end
+  return setmetatable({ kind = l.kind, axes = l.axes, shape = l.shape, opts = l.opts, children = children }, Layout)
+end
+
+local function is_layout(x) return getmetatable(x) == Layout end
+
+-- Adds the children of a description under SNode parent.
+local function build(parent, children, decl, placed, fields)
+  for _, c in ipairs(children) do
+    if type(c) == "string" then
+      local dtype = decl[c]
+      if not dtype then raise("lt.tree: field '" .. c .. "' is placed but not declared in fields = {...}") end
+      if placed[c] then raise("lt.tree: field '" .. c .. "' is placed twice; a field can be placed only once") end
+      placed[c] = true
+      local id, err = core.place(state.prog, parent, dtype.name, c)
+      if not id then raise("lt.tree: place '" .. c .. "': " .. err) end
+      fields[c] = id
+    elseif is_layout(c) then
+      local id = fieldm.add_level(parent, c.kind, c.axes, c.shape, c.opts)
+      build(id, c.children or {}, decl, placed, fields)
+    else
+      raise("lt.tree: a child must be a field name or a level such as lt.dense(lt.ij, 8){...} (got a " ..
+        type(c) .. ")")
+    end
+  end
+end
+
+local serial = 0
+
+-- lt.tree{fields = {name = type, ...}, level{...}, ...} -> a tree type
+function M.new(ensure, desc)
+  if type(desc) ~= "table" then raise("lt.tree: expects a table {fields = {...}, lt.dense(...){...}}") end
+  ensure()
+  local decl = desc.fields
+  if type(decl) ~= "table" then raise("lt.tree: fields = {name = lt.f32, ...} is missing") end
+  for name, t in pairs(decl) do
+    if type(name) ~= "string" then raise("lt.tree: field names must be strings") end
+    if not types.is_type(t) or t.name == "i1" then
+      raise("lt.tree: the type of field '" .. name .. "' must be a scalar type such as lt.f32")
+    end
+  end
+  local root = core.root_new(state.prog)
+  local placed, ids = {}, {}
+  build(root, desc, decl, placed, ids)
+  local names = {}
+  for name in pairs(decl) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    if not placed[name] then
+      raise("lt.tree: field '" .. name .. "' is declared but not placed in the layout")
+    end
+  end
+  local ok, err = core.materialize(state.prog, root, false)
+  if not ok then raise("lt.tree: cannot lay out the tree: " .. tostring(err)) end
+  serial = serial + 1
+  local tt = setmetatable({ root = root, gen = state.gen, fields = {}, names = names,
+    tree = core.snode_info(state.prog, root).tree, serial = serial }, TreeType)
+  for _, name in ipairs(names) do
+    local inf = core.snode_info(state.prog, ids[name])
+    tt.fields[name] = { snode = ids[name], dtype = decl[name], shape = inf.shape, nidx = inf.nidx }
+  end
+  return tt
+end
+
+function M.is_type(x) return getmetatable(x) == TreeType end
+function M.is_instance(x) return getmetatable(x) == Instance end
+
+local function check_type(tt)
+  if tt.gen ~= state.gen then raise("this tree type belongs to a program that lt.init has reset; create it again") end
+end
+
+-- A field object of instance inst (a real instance or a kernel's proxy).
+local function field_of(inst, name)
+  local d = inst._type.fields[name]
+  local f = setmetatable({ dtype = d.dtype, _name = name, _serial = 0, _snode = d.snode, _gen = inst._type.gen,
+    _root = inst._type.root, _shape = d.shape, _nidx = d.nidx, _inst = inst, _type = inst._type }, fieldm.Field)
+  return f
+end
+
+function TreeType:instantiate()
+  check_type(self)
+  local ud, err = core.instance_new(state.prog, self.root)
+  if not ud then raise("instantiate: " .. err) end
+  return setmetatable({ _type = self, _ud = ud, _fields = {} }, Instance)
+end
+
+-- The stand-in for an instance argument while a kernel is traced.
+function M.proxy(tt)
+  return setmetatable({ _type = tt, _proxy = true, _fields = {} }, Instance)
+end
+
+TreeType.__tostring = function(tt) return "tree type #" .. tt.serial .. " (" .. table.concat(tt.names, ", ") .. ")" end
+
+local inst_methods = {}
+function inst_methods.destroy(inst)
+  if inst._proxy then require("lattice.tracer").fail("g:destroy() inside a kernel") end
+  if inst._ud then core.instance_free(inst._ud) end
+  rawset(inst, "_ud", nil)
+end
+
+Instance.__index = function(inst, k)
+  if type(k) == "string" and k:sub(1, 1) == "_" then return nil end   -- private slots not set
+  local m = inst_methods[k]
+  if m then return m end
+  if k == "type" then return inst._type end
+  local f = inst._fields[k]
+  if f then return f end
+  if type(k) ~= "string" or not inst._type.fields[k] then
+    raise("the tree instance has no field '" .. tostring(k) .. "' (fields: " ..
+      table.concat(inst._type.names, ", ") .. ")")
+  end
+  if not inst._proxy then check_type(inst._type) end
+  f = field_of(inst, k)
+  inst._fields[k] = f
+  return f
+end
+Instance.__newindex = function(_, k)
+  raise("cannot set '" .. tostring(k) .. "' of a tree instance; write its fields' elements (g." ..
+    tostring(k) .. "[i] = v)")
+end
+Instance.__tostring = function(inst)
+  return "instance of " .. tostring(inst._type) .. (inst._ud or inst._proxy) and "" or " (destroyed)"
+end
+
+return M
