@@ -172,6 +172,41 @@ static void init_types(cg *c) {
   c->t_ctx = LLVMStructTypeInContext(c->ctx, f, CG_CTX_NFIELDS, 0);
 }
 
+/* Whether k's code calls into the device runtime: bounds checks and anything
+** touching sparse SNodes. Kernels that do not (dense fields without debug
+** checks, the common case) skip parsing and linking the runtime bitcode,
+** which would otherwise dominate the compile time of a small kernel. */
+typedef struct {
+  const ir_program *prog;
+  bool uses;
+} runtime_scan;
+
+static void scan_runtime_use(ir_stmt *s, void *ud) {
+  runtime_scan *r = ud;
+  if (s->op == IR_global_ptr) {
+    const ir_program *p = r->prog;
+    if (p && s->aux >= 0 && s->aux < p->nsnodes && p->snodes[s->aux] &&
+        ir_snode_under_sparse(p->snodes[s->aux]))
+      r->uses = true;
+    return;
+  }
+  switch (s->op) {
+  case IR_check_index: case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active:
+  case IR_snode_append: case IR_snode_length: case IR_snode_deactivate_all: case IR_struct_for:
+  case IR_task_clear_list: case IR_task_listgen: case IR_task_struct_for: case IR_task_gc:
+  case IR_task_deactivate_all:
+    r->uses = true;
+    break;
+  default: break;
+  }
+}
+
+static bool kernel_uses_runtime(ir_kernel *k) {
+  runtime_scan r = {k->prog, false};
+  ir_walk(k->body, scan_runtime_use, &r);
+  return r.uses;
+}
+
 bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *prefix,
               cg_module *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
@@ -188,7 +223,7 @@ bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *
   volatile bool ok = false;   /* read after longjmp */
   if (setjmp(c->fail)) goto done;
   if (!k->offloaded) cg_fail(c, NULL, "the kernel is not offloaded (run the offload pass first)");
-  if (!cg_runtime_link(t, c->mod, err, errlen)) goto done;
+  if (kernel_uses_runtime(k) && !cg_runtime_link(t, c->mod, err, errlen)) goto done;
   int ntasks = 0;
   for (ir_stmt *s = k->body->first; s; s = s->next) ntasks++;
   out->names = calloc(ntasks ? ntasks : 1, sizeof *out->names);
@@ -238,7 +273,7 @@ bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char *err, size_t e
   LLVMPassBuilderOptionsSetSLPVectorization(opt, 1);
   LLVMPassBuilderOptionsSetLoopInterleaving(opt, 1);
   LLVMPassBuilderOptionsSetLoopUnrolling(opt, 1);
-  LLVMErrorRef e = LLVMRunPasses(mod, "default<O3>", tm, opt);
+  LLVMErrorRef e = LLVMRunPasses(mod, "globaldce,default<O3>", tm, opt);
   LLVMDisposePassBuilderOptions(opt);
   if (e) {
     char *m = LLVMGetErrorMessage(e);

@@ -52,7 +52,8 @@ bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *
               cg_module *out, char *err, size_t errlen);
 void cg_module_free(cg_module *m);       /* frees names (the module is the caller's) */
 
-/* Runs "default<O3>" with loop and SLP vectorization for tm. */
+/* Drops unused (internal) runtime functions, then runs "default<O3>" with
+** loop and SLP vectorization for tm. */
 bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char *err, size_t errlen);
 
 /* Runtime bitcode (cg_runtime.c). cg_runtime_check parses the target's
