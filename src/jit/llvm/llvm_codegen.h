@@ -93,6 +93,15 @@ struct cg {
   LLVMValueRef sf_node, sf_cell;
   LLVMValueRef sf_coord[IR_MAX_INDICES];
   LLVMValueRef sf_index[IR_MAX_INDICES];
+  /* set while emitting the interior cells of a dense container, where every
+  ** access at the loop indices plus constants stays inside the container:
+  ** such an access is the current cell's address plus a constant */
+  bool sf_interior;
+  /* stencil struct-fors: the current cell's coordinates inside its container
+  ** (i64 per physical axis) and a stack table of the 3^naxes containers
+  ** around the current one (the ambient cell where inactive), or NULL */
+  LLVMValueRef sf_cellc[IR_MAX_INDICES];
+  LLVMValueRef sf_nbr;
   bool uses_runtime;                     /* a task read rt_context.runtime */
   /* SNodes whose cells the task being generated activates or deactivates
   ** (cg_sparse.c, computed once per task): reads of the others need no
