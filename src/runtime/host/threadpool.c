@@ -1,7 +1,11 @@
 /*
-** threadpool.c -- see threadpool.h. Workers sleep on a condition variable
-** between jobs; a job is published under the mutex with a new generation
-** number, so a worker never runs a job twice or misses one.
+** threadpool.c -- see threadpool.h. A job is published with a new
+** generation number, so a worker never runs a job twice or misses one.
+** Between jobs a worker first spins for a short while watching the
+** generation, then sleeps on a condition variable; the caller likewise spins
+** before sleeping until the workers are done. Kernels are often launched
+** back to back (a sparse struct-for is several tasks), and waking a sleeping
+** thread costs tens of microseconds, more than a small task runs.
 */
 #include "threadpool.h"
 
@@ -23,9 +27,9 @@ struct rt_pool {
   pthread_mutex_t mu;
   pthread_cond_t wake, done;
   pthread_mutex_t call_mu;        /* one parallel_for at a time */
-  uint64_t generation;
-  bool quit;
-  int busy;                       /* workers still inside the current job */
+  atomic_uint_fast64_t generation; /* bumped (release) after a job is set up */
+  atomic_bool quit;
+  atomic_int busy;                /* workers still inside the current job */
   /* the current job */
   rt_pool_fn fn;
   void *ud;
@@ -43,21 +47,47 @@ static void run_chunks(rt_pool *p, int id) {
   }
 }
 
+/* About 20-50 microseconds of polling before a thread goes to sleep. */
+#define SPIN_ROUNDS 2000
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+/* Spins until the generation differs from seen or the pool quits; false
+** when the spin ran out first. */
+static bool spin_for_job(rt_pool *p, uint64_t seen) {
+  for (int i = 0; i < SPIN_ROUNDS; i++) {
+    if (atomic_load_explicit(&p->generation, memory_order_acquire) != seen ||
+        atomic_load_explicit(&p->quit, memory_order_relaxed))
+      return true;
+    cpu_relax();
+  }
+  return false;
+}
+
 static void *worker_main(void *arg) {
   worker *w = arg;
   rt_pool *p = w->pool;
   uint64_t seen = 0;
-  pthread_mutex_lock(&p->mu);
   for (;;) {
-    while (p->generation == seen && !p->quit) pthread_cond_wait(&p->wake, &p->mu);
-    if (p->quit) break;
-    seen = p->generation;
-    pthread_mutex_unlock(&p->mu);
+    if (!spin_for_job(p, seen)) {
+      pthread_mutex_lock(&p->mu);
+      while (atomic_load(&p->generation) == seen && !atomic_load(&p->quit)) pthread_cond_wait(&p->wake, &p->mu);
+      pthread_mutex_unlock(&p->mu);
+    }
+    if (atomic_load(&p->quit)) break;
+    seen = atomic_load_explicit(&p->generation, memory_order_acquire);
     run_chunks(p, w->id);
-    pthread_mutex_lock(&p->mu);
-    if (--p->busy == 0) pthread_cond_signal(&p->done);
+    if (atomic_fetch_sub_explicit(&p->busy, 1, memory_order_acq_rel) == 1) {
+      /* under the mutex, so a caller checking busy before it waits cannot miss this */
+      pthread_mutex_lock(&p->mu);
+      pthread_cond_signal(&p->done);
+      pthread_mutex_unlock(&p->mu);
+    }
   }
-  pthread_mutex_unlock(&p->mu);
   return NULL;
 }
 
@@ -83,6 +113,9 @@ rt_pool *rt_pool_create(int threads) {
   pthread_cond_init(&p->wake, NULL);
   pthread_cond_init(&p->done, NULL);
   atomic_init(&p->next, 0);
+  atomic_init(&p->generation, 0);
+  atomic_init(&p->quit, false);
+  atomic_init(&p->busy, 0);
   for (int i = 1; i < threads; i++) {
     p->workers[i].pool = p;
     p->workers[i].id = i;
@@ -98,7 +131,7 @@ rt_pool *rt_pool_create(int threads) {
 void rt_pool_destroy(rt_pool *p) {
   if (!p) return;
   pthread_mutex_lock(&p->mu);
-  p->quit = true;
+  atomic_store(&p->quit, true);
   pthread_cond_broadcast(&p->wake);
   pthread_mutex_unlock(&p->mu);
   for (int i = 1; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
@@ -131,7 +164,7 @@ void rt_pool_parallel_for(rt_pool *p, int64_t begin, int64_t end, int64_t chunk,
     return;
   }
   pthread_mutex_lock(&p->call_mu);
-  pthread_mutex_lock(&p->mu);
+  /* every worker is between jobs here (the last call waited for busy == 0) */
   p->fn = fn;
   p->ud = ud;
   p->begin = begin;
@@ -139,13 +172,17 @@ void rt_pool_parallel_for(rt_pool *p, int64_t begin, int64_t end, int64_t chunk,
   p->chunk = chunk;
   p->nchunks = nchunks;
   atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-  p->busy = p->nthreads - 1;
-  p->generation++;
+  atomic_store_explicit(&p->busy, p->nthreads - 1, memory_order_relaxed);
+  pthread_mutex_lock(&p->mu);   /* sleepers check the generation under it */
+  atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
   pthread_cond_broadcast(&p->wake);
   pthread_mutex_unlock(&p->mu);
   run_chunks(p, 0);
-  pthread_mutex_lock(&p->mu);
-  while (p->busy > 0) pthread_cond_wait(&p->done, &p->mu);
-  pthread_mutex_unlock(&p->mu);
+  for (int i = 0; i < SPIN_ROUNDS && atomic_load_explicit(&p->busy, memory_order_acquire) > 0; i++) cpu_relax();
+  if (atomic_load_explicit(&p->busy, memory_order_acquire) > 0) {
+    pthread_mutex_lock(&p->mu);
+    while (atomic_load_explicit(&p->busy, memory_order_acquire) > 0) pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+  }
   pthread_mutex_unlock(&p->call_mu);
 }
