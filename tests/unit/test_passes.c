@@ -104,7 +104,7 @@ static void test_pipeline(void) {
   CHECKF(ok, "compile failed: %s", k->error);
   CHECKF(k->offloaded, "not offloaded");
   const char *want_head = "typecheck constfold cse dce ";
-  const char *want_tail = "offload constfold cse dce ";
+  const char *want_tail = "offload reduce constfold cse dce ";
   size_t len = strlen(tr.seq);
   CHECKF(strncmp(tr.seq, want_head, strlen(want_head)) == 0, "pipeline starts: %s", tr.seq);
   CHECKF(len >= strlen(want_tail) && strcmp(tr.seq + len - strlen(want_tail), want_tail) == 0,

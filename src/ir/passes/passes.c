@@ -74,6 +74,7 @@ bool ir_compile(ir_kernel *k, bool verify, ir_dump_fn dump, void *ud) {
   RUN(&p, typecheck);
   simplify(&p);
   RUN(&p, offload);
+  RUN(&p, reduce);
   RUN(&p, constfold);
   RUN(&p, cse);
   RUN(&p, dce);

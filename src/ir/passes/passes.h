@@ -16,7 +16,8 @@
   _(constfold, "evaluate pure statements whose operands are constants")           \
   _(cse, "reuse an earlier identical pure statement visible from here")           \
   _(dce, "remove statements whose values are unused and that have no effect")     \
-  _(offload, "split the top level into serial and range_for tasks")
+  _(offload, "split the top level into serial and range_for tasks")               \
+  _(reduce, "make x = x + v updates of kernel locals in parallel tasks atomic")
 
 #define P(name, doc) bool ir_pass_##name(ir_kernel *k);
 IR_PASSES(P)
