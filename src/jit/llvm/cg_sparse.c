@@ -190,6 +190,9 @@ static LLVMValueRef interior_ptr(cg *c, ir_stmt *s, const ir_snode *place) {
   const ir_snode *S = c->sf_level;
   int64_t d[IR_MAX_INDICES];
   if (!c->sf_interior || !offset_access(c->k->prog, s, c->sf_task, S, d)) return NULL;
+  if (c->sf_interior == 2)   /* a border row: leaving it along an outer axis goes through the table */
+    for (int k = 0; k < s->nops; k++)
+      if (d[k] && S->physical_index_position[k] != S->axes[S->naxes - 1]) return NULL;
   int64_t bytes = place->offset;
   for (int k = 0; k < s->nops; k++) {
     int a = S->physical_index_position[k];
@@ -714,6 +717,29 @@ static void grid_cells(cg *c, ir_stmt *task, const ir_snode *S, LLVMValueRef nod
   loop_close(c, &L);
 }
 
+typedef struct {
+  const cg *c;
+  const ir_stmt *t;
+  const ir_snode *S;
+  bool found;
+} write_scan;
+
+static void scan_outer_writes(ir_stmt *s, void *ud) {
+  write_scan *w = ud;
+  int64_t d[IR_MAX_INDICES];
+  if (s->imm.ival != 1 || !offset_access(w->c->k->prog, s, w->t, w->S, d)) return;
+  for (int k = 0; k < s->nops; k++)
+    if (d[k] && w->S->physical_index_position[k] != w->S->axes[w->S->naxes - 1]) w->found = true;
+}
+
+/* Whether the body writes at an offset along an axis other than the last
+** (such a write may leave the container, and the table is for reads). */
+static bool outer_offset_writes(const cg *c, const ir_stmt *t, const ir_snode *S) {
+  write_scan w = {c, t, S, false};
+  ir_walk(t->blocks[0], scan_outer_writes, &w);
+  return w.found;
+}
+
 /* Cells of a dense container whose body reads neighbours (a stencil):
 ** rows along the last listed axis; in a row whose outer coordinates are
 ** interior, the interior cells [lo, hi) run a copy of the body in which
@@ -735,28 +761,36 @@ static void stencil_cells(cg *c, ir_stmt *task, const ir_snode *S, LLVMValueRef 
     outer_in = LLVMBuildAnd(B, outer_in, in, "");
   }
   LLVMValueRef first = LLVMBuildMul(B, r, i64c(c, row), "");
-  /* interior cells of an interior row */
-  LLVMBasicBlockRef fast = cg_new_bb(c, "row.interior"), general = cg_new_bb(c, "row.border");
-  LLVMBuildCondBr(B, outer_in, fast, general);
-  LLVMPositionBuilderAtEnd(B, fast);
-  sp_loop I;
-  LLVMValueRef j = loop_open(c, &I, i64c(c, lo[m - 1]), i64c(c, hi[m - 1]));
-  LLVMValueRef cellno = LLVMBuildAdd(B, first, j, "");
+  /* the middle cells [lo, hi) of a row: of an interior row with plain offsets
+  ** (mode 1); of a border row, when the table can serve every access that
+  ** leaves the row's container, through it (mode 2) */
+  bool rowtable = c->sf_nbr && m > 1 && !outer_offset_writes(c, task, S);
+  LLVMBasicBlockRef fast = cg_new_bb(c, "row.interior"), border = cg_new_bb(c, "row.border.middle"),
+                    general = cg_new_bb(c, "row.border");
+  LLVMBuildCondBr(B, outer_in, fast, rowtable ? border : general);
   LLVMValueRef off[IR_MAX_INDICES] = {0};
-  cell_offsets(c, S, cellno, off);
-  c->sf_interior = true;
-  cell_body(c, task, S, node, gep(c, node, LLVMBuildMul(B, cellno, i64c(c, S->cell_bytes), "")), coord, off);
-  c->sf_interior = false;
-  loop_close(c, &I);
-  LLVMBuildBr(B, general);
+  for (int mode = 1; mode <= (rowtable ? 2 : 1); mode++) {
+    LLVMPositionBuilderAtEnd(B, mode == 1 ? fast : border);
+    sp_loop I;
+    LLVMValueRef j = loop_open(c, &I, i64c(c, lo[m - 1]), i64c(c, hi[m - 1]));
+    LLVMValueRef cellno = LLVMBuildAdd(B, first, j, "");
+    for (int a = 0; a < IR_MAX_INDICES; a++) off[a] = NULL;
+    cell_offsets(c, S, cellno, off);
+    c->sf_interior = mode;
+    cell_body(c, task, S, node, gep(c, node, LLVMBuildMul(B, cellno, i64c(c, S->cell_bytes), "")), coord, off);
+    c->sf_interior = 0;
+    loop_close(c, &I);
+    LLVMBuildBr(B, general);
+  }
+  if (rowtable) outer_in = LLVMConstInt(c->t_i1, 1, 0);   /* every row ran its middle */
   /* every other cell of the row: j jumps over [lo, hi) when the row is interior */
   LLVMPositionBuilderAtEnd(B, general);
   LLVMValueRef lo_c = i64c(c, lo[m - 1]), hi_c = i64c(c, hi[m - 1]);
   sp_loop G;
   LLVMValueRef start = LLVMBuildSelect(B, LLVMBuildAnd(B, outer_in, LLVMConstInt(c->t_i1, lo[m - 1] == 0, 0), ""),
                                        hi_c, i64c(c, 0), "");
-  j = loop_open(c, &G, start, i64c(c, row));
-  cellno = LLVMBuildAdd(B, first, j, "");
+  LLVMValueRef j = loop_open(c, &G, start, i64c(c, row));
+  LLVMValueRef cellno = LLVMBuildAdd(B, first, j, "");
   for (int a = 0; a < IR_MAX_INDICES; a++) off[a] = NULL;
   cell_offsets(c, S, cellno, off);
   cell_body(c, task, S, node, gep(c, node, LLVMBuildMul(B, cellno, i64c(c, S->cell_bytes), "")), coord, off);

@@ -96,7 +96,7 @@ struct cg {
   /* set while emitting the interior cells of a dense container, where every
   ** access at the loop indices plus constants stays inside the container:
   ** such an access is the current cell's address plus a constant */
-  bool sf_interior;
+  int sf_interior;                       /* 1: interior row; 2: middle of a border row */
   /* stencil struct-fors: the current cell's coordinates inside its container
   ** (i64 per physical axis) and a stack table of the 3^naxes containers
   ** around the current one (the ambient cell where inactive), or NULL */
