@@ -765,8 +765,8 @@ static void stencil_cells(cg *c, ir_stmt *task, const ir_snode *S, LLVMValueRef 
   ** (mode 1); of a border row, when the table can serve every access that
   ** leaves the row's container, through it (mode 2) */
   bool rowtable = c->sf_nbr && m > 1 && !outer_offset_writes(c, task, S);
-  LLVMBasicBlockRef fast = cg_new_bb(c, "row.interior"), border = cg_new_bb(c, "row.border.middle"),
-                    general = cg_new_bb(c, "row.border");
+  LLVMBasicBlockRef fast = cg_new_bb(c, "row.interior"), general = cg_new_bb(c, "row.border");
+  LLVMBasicBlockRef border = rowtable ? cg_new_bb(c, "row.border.middle") : NULL;
   LLVMBuildCondBr(B, outer_in, fast, rowtable ? border : general);
   LLVMValueRef off[IR_MAX_INDICES] = {0};
   for (int mode = 1; mode <= (rowtable ? 2 : 1); mode++) {
