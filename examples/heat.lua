@@ -10,14 +10,8 @@
 local lt = require "lattice"
 local image = require "lattice.image"
 
-local out, test = "out", false
-local a = 1
-while arg[a] do
-  if arg[a] == "--test" then test = true
-  elseif arg[a] == "--out" and arg[a + 1] then out = arg[a + 1]; a = a + 1
-  else error("usage: lattice examples/heat.lua [--out DIR] [--test]  (unknown argument '" .. arg[a] .. "')") end
-  a = a + 1
-end
+local opts = require("lattice.example").options("examples/heat.lua")
+local out, test = opts.out, opts.test
 
 local W, H = 200, 200
 local STEPS, EVERY = 8000, 2000        -- total steps, steps between frames

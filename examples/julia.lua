@@ -9,14 +9,8 @@
 local lt = require "lattice"
 local image = require "lattice.image"
 
-local out, test = "out", false
-local a = 1
-while arg[a] do
-  if arg[a] == "--test" then test = true
-  elseif arg[a] == "--out" and arg[a + 1] then out = arg[a + 1]; a = a + 1
-  else error("usage: lattice examples/julia.lua [--out DIR] [--test]  (unknown argument '" .. arg[a] .. "')") end
-  a = a + 1
-end
+local opts = require("lattice.example").options("examples/julia.lua")
+local out, test = opts.out, opts.test
 
 local N = test and 32 or 320          -- the image is 2N x N pixels
 local MAXIT = 50

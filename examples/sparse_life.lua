@@ -15,14 +15,8 @@
 local lt = require "lattice"
 local image = require "lattice.image"
 
-local out, test = "out", false
-local a = 1
-while arg[a] do
-  if arg[a] == "--test" then test = true
-  elseif arg[a] == "--out" and arg[a + 1] then out = arg[a + 1]; a = a + 1
-  else error("usage: lattice examples/sparse_life.lua [--out DIR] [--test]  (unknown argument '" .. arg[a] .. "')") end
-  a = a + 1
-end
+local opts = require("lattice.example").options("examples/sparse_life.lua")
+local out, test = opts.out, opts.test
 
 local B = 16                           -- cells along each axis of a block
 local N, STEPS, EVERY = 512, 2000, 250 -- torus size, steps, steps between pictures

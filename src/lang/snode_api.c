@@ -40,18 +40,9 @@ static int read_ints(lua_State *L, int idx, int64_t *out, const char *what) {
   return n;
 }
 
-/* core.dense(prog, parent, axes, shape) -> id | nil, message */
-static int l_dense(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
-  ir_snode *parent = check_snode(L, p, 2);
-  int64_t axes64[IR_MAX_INDICES], shape[IR_MAX_INDICES];
-  int n = read_ints(L, 3, axes64, "axes");
-  int m = read_ints(L, 4, shape, "shape");
-  if (n != m) return luaL_error(L, "dense: %d axes but %d extents", n, m);
-  int axes[IR_MAX_INDICES];
-  for (int i = 0; i < n; i++) axes[i] = (int)axes64[i];
-  char err[512] = "";
-  ir_snode *s = ir_snode_dense(p->ir, parent, n, axes, shape, err, sizeof err);
+/* Pushes a new SNode's id, or nil and the builder's message: the results of
+** every core.* builder below. */
+static int push_snode(lua_State *L, const ir_snode *s, const char *err) {
   if (!s) {
     lua_pushnil(L);
     lua_pushstring(L, err);
@@ -61,29 +52,32 @@ static int l_dense(lua_State *L) {
   return 1;
 }
 
-/* core.level(prog, parent, kind, axes, shape) -> id | nil, message: any
-** level kind but dynamic (dense, bitmasked, pointer). */
-static int l_level(lua_State *L) {
+/* A level of any kind but dynamic under the SNode at index 2, with the axes
+** and extents at axes_idx and axes_idx + 1. */
+static int new_level(lua_State *L, ir_snode_kind kind, const char *what, int axes_idx) {
   lang_program *p = lang_check_program(L, 1);
   ir_snode *parent = check_snode(L, p, 2);
-  int kind = ir_snode_kind_from_name(luaL_checkstring(L, 3));
-  if (kind < 0 || !ir_snode_kind_is_level((ir_snode_kind)kind) || kind == IR_SN_dynamic)
-    return luaL_error(L, "internal error: '%s' is not a level kind", lua_tostring(L, 3));
   int64_t axes64[IR_MAX_INDICES], shape[IR_MAX_INDICES];
-  int n = read_ints(L, 4, axes64, "axes");
-  int m = read_ints(L, 5, shape, "shape");
-  if (n != m) return luaL_error(L, "%s: %d axes but %d extents", lua_tostring(L, 3), n, m);
+  int n = read_ints(L, axes_idx, axes64, "axes");
+  int m = read_ints(L, axes_idx + 1, shape, "shape");
+  if (n != m) return luaL_error(L, "%s: %d axes but %d extents", what, n, m);
   int axes[IR_MAX_INDICES];
   for (int i = 0; i < n; i++) axes[i] = (int)axes64[i];
   char err[512] = "";
-  ir_snode *s = ir_snode_level(p->ir, parent, (ir_snode_kind)kind, n, axes, shape, err, sizeof err);
-  if (!s) {
-    lua_pushnil(L);
-    lua_pushstring(L, err);
-    return 2;
-  }
-  lua_pushinteger(L, s->id);
-  return 1;
+  return push_snode(L, ir_snode_level(p->ir, parent, kind, n, axes, shape, err, sizeof err), err);
+}
+
+/* core.dense(prog, parent, axes, shape) -> id | nil, message */
+static int l_dense(lua_State *L) { return new_level(L, IR_SN_dense, "dense", 3); }
+
+/* core.level(prog, parent, kind, axes, shape) -> id | nil, message: any
+** level kind but dynamic (dense, bitmasked, pointer). */
+static int l_level(lua_State *L) {
+  const char *name = luaL_checkstring(L, 3);
+  int kind = ir_snode_kind_from_name(name);
+  if (kind < 0 || !ir_snode_kind_is_level((ir_snode_kind)kind) || kind == IR_SN_dynamic)
+    return luaL_error(L, "internal error: '%s' is not a level kind", name);
+  return new_level(L, (ir_snode_kind)kind, name, 4);
 }
 
 /* core.dynamic(prog, parent, axis, n, chunk_cells) -> id | nil, message */
@@ -95,13 +89,7 @@ static int l_dynamic(lua_State *L) {
   int64_t chunk = luaL_optinteger(L, 5, 0);
   char err[512] = "";
   ir_snode *s = ir_snode_dynamic(p->ir, parent, axis, n, chunk, err, sizeof err);
-  if (!s) {
-    lua_pushnil(L);
-    lua_pushstring(L, err);
-    return 2;
-  }
-  lua_pushinteger(L, s->id);
-  return 1;
+  return push_snode(L, s, err);
 }
 
 /* core.place(prog, parent, dtype, name) -> id | nil, message */
@@ -113,13 +101,7 @@ static int l_place(lua_State *L) {
   const char *name = luaL_optstring(L, 4, "?");   /* the SNode keeps a copy */
   char err[512] = "";
   ir_snode *s = ir_snode_place(p->ir, parent, (ir_type)t, name, err, sizeof err);
-  if (!s) {
-    lua_pushnil(L);
-    lua_pushstring(L, err);
-    return 2;
-  }
-  lua_pushinteger(L, s->id);
-  return 1;
+  return push_snode(L, s, err);
 }
 
 /* core.set_name(prog, id, name): fields learn their names late (from locals) */
