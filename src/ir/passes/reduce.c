@@ -10,8 +10,6 @@
 ** differently). Other reads of such a local inside the loop still see a
 ** value that depends on timing (docs/language.md calls this a race).
 */
-#include <stdlib.h>
-
 #include "../ir.h"
 #include "passes.h"
 
@@ -36,7 +34,6 @@ static bool lone_load_of(const ir_stmt *v, int off, const use_count *u) {
 
 typedef struct {
   ir_kernel *k;
-  use_count *u;
   ir_stmt **stores;     /* candidate global_store statements */
   int nstores, cap;
 } collect;
@@ -45,24 +42,26 @@ static void collect_stores(ir_stmt *s, void *ud) {
   collect *c = ud;
   if (s->op != IR_global_store || !is_tmp(s->ops[0])) return;
   if (c->nstores == c->cap) {
-    c->cap = c->cap ? 2 * c->cap : 16;
-    c->stores = realloc(c->stores, (size_t)c->cap * sizeof *c->stores);
-    if (!c->stores) ir_fail(c->k, s->loc, "out of memory");
+    int cap = c->cap ? 2 * c->cap : 16;
+    ir_stmt **grown = ir_alloc(c->k, (size_t)cap * sizeof *grown);   /* arena: freed with the kernel */
+    for (int i = 0; i < c->nstores; i++) grown[i] = c->stores[i];
+    c->stores = grown;
+    c->cap = cap;
   }
   c->stores[c->nstores++] = s;
 }
 
 /* Rewrites store(p, add(load(p), x)) and friends into an atomic, removing
 ** the load and the add (their only user was the store). */
-static void to_atomic(ir_kernel *k, ir_stmt *st, const use_count *u) {
+static bool to_atomic(ir_kernel *k, ir_stmt *st, const use_count *u) {
   ir_stmt *v = st->ops[1];
   int off = st->ops[0]->aux;
-  if ((v->op != IR_add && v->op != IR_sub) || v->nops != 2 || v->type != st->ops[0]->type) return;
-  if (v->id < 0 || v->id >= u->n || u->uses[v->id] != 1) return;
+  if ((v->op != IR_add && v->op != IR_sub) || v->nops != 2 || v->type != st->ops[0]->type) return false;
+  if (v->id < 0 || v->id >= u->n || u->uses[v->id] != 1) return false;
   ir_stmt *x, *load;
   if (lone_load_of(v->ops[0], off, u)) x = v->ops[1], load = v->ops[0];
   else if (v->op == IR_add && lone_load_of(v->ops[1], off, u)) x = v->ops[0], load = v->ops[1];
-  else return;
+  else return false;
   ir_stmt *ops[2] = {st->ops[0], x};
   ir_stmt *a = ir_new(k, v->op == IR_add ? IR_atomic_add : IR_atomic_sub, v->type, 2, ops);
   a->loc = st->loc;
@@ -70,23 +69,24 @@ static void to_atomic(ir_kernel *k, ir_stmt *st, const use_count *u) {
   ir_remove(st);
   ir_remove(v);
   ir_remove(load);
+  return true;
 }
 
-static void reduce_task(ir_kernel *k, ir_stmt *task) {
+static bool reduce_task(ir_kernel *k, ir_stmt *task) {
   ir_number(k);
-  use_count u = {calloc((size_t)k->next_id + 1, sizeof(int)), k->next_id + 1};
-  collect c = {k, &u, NULL, 0, 0};
-  if (!u.uses) ir_fail(k, task->loc, "out of memory");
+  use_count u = {ir_alloc(k, ((size_t)k->next_id + 1) * sizeof(int)), k->next_id + 1};
+  collect c = {k, NULL, 0, 0};
   ir_walk(k->body, count_uses, &u);
   ir_walk(task->blocks[0], collect_stores, &c);
-  for (int i = 0; i < c.nstores; i++) to_atomic(k, c.stores[i], &u);
-  free(c.stores);
-  free(u.uses);
+  bool changed = false;
+  for (int i = 0; i < c.nstores; i++) changed |= to_atomic(k, c.stores[i], &u);
+  return changed;
 }
 
 bool ir_pass_reduce(ir_kernel *k) {
+  bool changed = false;
   if (!k->offloaded) return false;
   for (ir_stmt *s = k->body->first; s; s = s->next)
-    if ((s->op == IR_task_range_for || s->op == IR_task_struct_for) && s->blocks[0]) reduce_task(k, s);
-  return true;
+    if ((s->op == IR_task_range_for || s->op == IR_task_struct_for) && s->blocks[0]) changed |= reduce_task(k, s);
+  return changed;
 }
