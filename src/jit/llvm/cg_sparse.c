@@ -804,6 +804,22 @@ static void stencil_cells(cg *c, ir_stmt *task, const ir_snode *S, LLVMValueRef 
   loop_close(c, &R);
 }
 
+/* Element e (i64) of snode's list of containers: rt_list_get with plain
+** loads, as nothing appends to the list while a struct-for walks it (the
+** listgen tasks before it ended at a barrier), so LLVM may hoist and
+** schedule them freely. */
+static LLVMValueRef list_element(cg *c, LLVMValueRef rt, int snode, LLVMValueRef e) {
+  LLVMValueRef lists = cg_invariant(c, LLVMBuildLoad2(B, c->t_ptr, gep(c, rt, i64c(c, offsetof(rt_runtime, lists))), ""));
+  LLVMValueRef l = gep(c, lists, i64c(c, (long long)snode * (long long)sizeof(rt_list)));
+  LLVMValueRef log2 = cg_invariant(c, LLVMBuildLoad2(B, c->t_i32, gep(c, l, i64c(c, offsetof(rt_list, log2_chunk))), ""));
+  log2 = LLVMBuildZExt(B, log2, c->t_i64, "");
+  LLVMValueRef chunks = cg_invariant(c, LLVMBuildLoad2(B, c->t_ptr, gep(c, l, i64c(c, offsetof(rt_list, chunks))), ""));
+  LLVMValueRef slot = gep(c, chunks, LLVMBuildMul(B, LLVMBuildLShr(B, e, log2, ""), i64c(c, 8), ""));
+  LLVMValueRef chunk = cg_invariant(c, LLVMBuildLoad2(B, c->t_ptr, slot, ""));
+  LLVMValueRef mask = LLVMBuildSub(B, LLVMBuildShl(B, i64c(c, 1), log2, ""), i64c(c, 1), "");
+  return gep(c, chunk, LLVMBuildMul(B, LLVMBuildAnd(B, e, mask, ""), i64c(c, sizeof(rt_elem)), ""));
+}
+
 static void struct_for(cg *c, ir_stmt *task, const ir_snode *S, LLVMValueRef begin, LLVMValueRef end) {
   if (S->naxes < 1) cg_fail(c, task, "struct-for over S%d, which splits no axis", S->id);
   LLVMValueRef rt = runtime(c);
@@ -811,8 +827,7 @@ static void struct_for(cg *c, ir_stmt *task, const ir_snode *S, LLVMValueRef beg
   bool stencil = interior(c, task, S, lo, hi);
   sp_loop E;
   LLVMValueRef e = loop_open(c, &E, begin, end);
-  LLVMValueRef ea[3] = {rt, i32c(c, S->id), to_i32(c, e)};
-  LLVMValueRef elem = call_rt(c, task, "rt_listgen_element", ea, 3);
+  LLVMValueRef elem = list_element(c, rt, S->id, e);
   LLVMValueRef node = LLVMBuildLoad2(B, c->t_ptr, gep(c, elem, i64c(c, offsetof(rt_elem, container))), "");
   LLVMValueRef coord[IR_MAX_INDICES];
   for (int a = 0; a < IR_MAX_INDICES; a++) {
