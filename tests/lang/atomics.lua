@@ -3,13 +3,9 @@
 local lt = require "lattice"
 lt.init { threads = 4 }
 
-local failures = 0
-local function check(what, got, want)
-  if got ~= want then
-    failures = failures + 1
-    print(("FAIL %s: got %s, want %s"):format(what, tostring(got), tostring(want)))
-  end
-end
+package.path = "lib/?.lua;" .. package.path
+local T = require "check"
+local check = T.check
 
 local N = 100000
 local data = lt.field(lt.i32, N)
@@ -82,5 +78,5 @@ for i = 0, N - 1 do
 end
 for a = 0, 3 do for b = 0, 4 do check("hist " .. a .. "," .. b, hist[a][b], ref[a * 5 + b] or 0) end end
 
-if failures > 0 then error(failures .. " atomic checks failed") end
+T.finish("atomic")
 print("atomics: ok")

@@ -3,13 +3,9 @@
 local lt = require "lattice"
 lt.init {}
 
-local failures = 0
-local function check(what, got, want)
-  if got ~= want then
-    failures = failures + 1
-    print(("FAIL %s: got %s, want %s"):format(what, tostring(got), tostring(want)))
-  end
-end
+package.path = "lib/?.lua;" .. package.path
+local T = require "check"
+local check = T.check
 
 local function branches(v)
   local r = 0
@@ -179,5 +175,5 @@ local all = true
 for i = 0, 2 do for j = 0, 4 do if cells[i][j] ~= i * 10 + j + 1 then all = false end end end
 check("struct-for over a dense field", all, true)
 
-if failures > 0 then error(failures .. " control-flow checks failed") end
+T.finish("control-flow")
 print("control_flow: ok")

@@ -4,20 +4,9 @@
 local lt = require "lattice"
 lt.init { debug = true }
 
-local failures = 0
-local function check(what, got, want)
-  if got ~= want then
-    failures = failures + 1
-    print(("FAIL %s: got %s, want %s"):format(what, tostring(got), tostring(want)))
-  end
-end
-local function expect_error(what, fn, text)
-  local ok, err = pcall(fn)
-  if ok or not tostring(err):find(text, 1, true) then
-    failures = failures + 1
-    print(("FAIL %s: expected an error containing\n  %s\ngot\n  %s"):format(what, text, tostring(err)))
-  end
-end
+package.path = "lib/?.lua;" .. package.path
+local T = require "check"
+local check, expect_error = T.check, T.check_error
 
 local x = lt.field(lt.f32, { 640, 320 })
 local line = debug.getinfo(1, "l").currentline + 3
@@ -53,5 +42,5 @@ check("serial read after error", get(7), 99)
 expect_error("Lua scope", function() return x[640][0] end,
   "debug_bounds.lua:" .. (debug.getinfo(1, "l").currentline - 1) .. ": index 640 out of range for axis 0 of field 'x'")
 
-if failures > 0 then error(failures .. " bounds checks failed") end
+T.finish("bounds")
 print("debug_bounds: ok")

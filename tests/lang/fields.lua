@@ -5,20 +5,9 @@
 local lt = require "lattice"
 lt.init {}
 
-local failures = 0
-local function check(what, got, want)
-  if got ~= want then
-    failures = failures + 1
-    print(("FAIL %s: got %s, want %s"):format(what, tostring(got), tostring(want)))
-  end
-end
-local function check_error(what, fn, text)
-  local ok, err = pcall(fn)
-  if ok or not tostring(err):find(text, 1, true) then
-    failures = failures + 1
-    print(("FAIL %s: expected an error containing %q, got %s"):format(what, text, tostring(err)))
-  end
-end
+package.path = "lib/?.lua;" .. package.path
+local T = require "check"
+local check, check_error = T.check, T.check_error
 
 -- shortcut fields, shape and dtype, 0-based indices
 local a = lt.field(lt.f32, { 5, 3 })
@@ -139,5 +128,5 @@ check_error("placed twice", function() lt.root:dense(lt.i, 3):place(p) end, "fie
 lt.init {}
 check_error("field after re-init", function() return a[0][0] end, "lt.init has reset")
 
-if failures > 0 then error(failures .. " field checks failed") end
+T.finish("field")
 print("fields: ok")

@@ -4,19 +4,14 @@
 local lt = require "lattice"
 lt.init {}
 
-local failures = 0
+package.path = "lib/?.lua;" .. package.path
+local T = require "check"
+local check_error = T.check_error
+-- values and their number subtypes (integer or float) must both match
 local function check(what, got, want)
   if got ~= want or math.type(got) ~= math.type(want) then
-    failures = failures + 1
-    print(("FAIL %s: got %s (%s), want %s (%s)"):format(what, tostring(got), math.type(got),
+    T.fail(("%s: got %s (%s), want %s (%s)"):format(what, tostring(got), math.type(got),
       tostring(want), math.type(want)))
-  end
-end
-local function check_error(what, fn, text)
-  local ok, err = pcall(fn)
-  if ok or not tostring(err):find(text, 1, true) then
-    failures = failures + 1
-    print(("FAIL %s: expected an error containing %q, got %s"):format(what, text, tostring(err)))
   end
 end
 local function f32(v) return (string.unpack("f", string.pack("f", v))) end
@@ -175,5 +170,5 @@ end)
 check_error("trace error", function() broken() end, "unknown name 'undefined_name'")
 check("after a trace error", half(4), 2.0)
 
-if failures > 0 then error(failures .. " kernel checks failed") end
+T.finish("kernel")
 print("kernels: ok")

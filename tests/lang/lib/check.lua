@@ -1,0 +1,30 @@
+-- check.lua -- the assertions shared by tests/lang scripts: each failed check
+-- prints a FAIL line and the script goes on, so one run reports every
+-- failure; finish(label) then raises an error if any check failed.
+--   package.path = "lib/?.lua;" .. package.path
+--   local T = require "check"
+local T = { failures = 0 }
+
+-- Records a failure described by msg.
+function T.fail(msg)
+  T.failures = T.failures + 1
+  print("FAIL " .. msg)
+end
+
+function T.check(what, got, want)
+  if got ~= want then T.fail(("%s: got %s, want %s"):format(what, tostring(got), tostring(want))) end
+end
+
+-- fn must raise an error whose message contains text.
+function T.check_error(what, fn, text)
+  local ok, err = pcall(fn)
+  if ok or not tostring(err):find(text, 1, true) then
+    T.fail(("%s: expected an error containing %q, got %s"):format(what, text, tostring(err)))
+  end
+end
+
+function T.finish(label)
+  if T.failures > 0 then error(("%d %s checks failed"):format(T.failures, label), 2) end
+end
+
+return T
