@@ -3,28 +3,11 @@
 --   lattice bench/bench.lua [--threads T] [--reps R]
 -- Prints "key value" lines for run.sh, then a readable summary on stderr.
 local lt = require "lattice"
-local clock = require "lattice.clock"
 
-local threads, reps = 0, 15
-local a = 1
-while arg[a] do
-  if arg[a] == "--threads" then threads = math.tointeger(tonumber(arg[a + 1])); a = a + 1
-  elseif arg[a] == "--reps" then reps = math.tointeger(tonumber(arg[a + 1])); a = a + 1
-  else error("usage: lattice bench/bench.lua [--threads T] [--reps R]") end
-  a = a + 1
-end
-assert(threads and threads >= 0 and reps and reps >= 1, "bad --threads or --reps")
-
-local function median(t)
-  table.sort(t)
-  return t[(#t + 1) // 2]
-end
-
-local function ms(f, ...)
-  local t0 = clock.now()
-  f(...)
-  return (clock.now() - t0) * 1e3
-end
+package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path   -- bench/common.lua
+local common = require "common"
+local threads, reps = common.options("bench/bench.lua")
+local median, ms = common.median, common.ms
 
 lt.init { threads = threads }
 

@@ -13,17 +13,10 @@
 --                            (bench/sparse_activate.c prints the same)
 -- The grid, the blocks and the checksums are those of bench/sparse_blocks.h.
 local lt = require "lattice"
-local clock = require "lattice.clock"
 
-local threads, reps = 0, 15
-local a = 1
-while arg[a] do
-  if arg[a] == "--threads" then threads = math.tointeger(tonumber(arg[a + 1])); a = a + 1
-  elseif arg[a] == "--reps" then reps = math.tointeger(tonumber(arg[a + 1])); a = a + 1
-  else error("usage: lattice bench/sparse.lua [--threads T] [--reps R]") end
-  a = a + 1
-end
-assert(threads and threads >= 0 and reps and reps >= 1, "bad --threads or --reps")
+package.path = (arg[0]:match("^(.*/)") or "./") .. "?.lua;" .. package.path   -- bench/common.lua
+local common = require "common"
+local threads, reps = common.options("bench/sparse.lua")
 
 local N, B = 4096, 16                 -- cells along an axis, cells along a block's axis
 local NB = N // B                     -- blocks along an axis (the pointer table is NB x NB)
@@ -31,16 +24,7 @@ local SEED = 2463534242
 local PCTS = { 1, 10, 50 }
 local W, ACT_PCT = 4, 50              -- activation: writes per block, blocks activated (%)
 
-local function median(t)
-  table.sort(t)
-  return t[(#t + 1) // 2]
-end
-
-local function ms(f, ...)
-  local t0 = clock.now()
-  f(...)
-  return (clock.now() - t0) * 1e3
-end
+local median, ms = common.median, common.ms
 
 -- the seeded choice of sparse_blocks.h: pct% of the NB*NB blocks, drawn by a
 -- partial Fisher-Yates shuffle (xorshift32) from the interior blocks
