@@ -379,10 +379,8 @@ ir_stmt *ir_b_local_store(ir_builder *b, ir_stmt *var, ir_stmt *v) {
 }
 
 ir_stmt *ir_b_global_ptr(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx) {
-  ir_program *p = b->k->prog;
-  ir_type t = IR_void;
-  if (p && snode_id >= 0 && snode_id < p->nsnodes && p->snodes[snode_id])
-    t = p->snodes[snode_id]->dtype;
+  const ir_snode *sn = ir_program_snode(b->k->prog, snode_id);
+  ir_type t = sn ? sn->dtype : IR_void;
   ir_stmt *s = ir_b_op(b, IR_global_ptr, t, nidx, idx);
   s->aux = snode_id;
   return s;
@@ -484,10 +482,8 @@ ir_stmt *ir_b_snode_deactivate_all(ir_builder *b, int snode_id) {
 }
 
 ir_stmt *ir_b_struct_for(ir_builder *b, int snode_id) {
-  ir_program *p = b->k->prog;
-  if (p && snode_id >= 0 && snode_id < p->nsnodes && p->snodes[snode_id] &&
-      p->snodes[snode_id]->kind == IR_SN_place && p->snodes[snode_id]->parent)
-    snode_id = p->snodes[snode_id]->parent->id;
+  const ir_snode *sn = ir_program_snode(b->k->prog, snode_id);
+  if (sn && sn->kind == IR_SN_place && sn->parent) snode_id = sn->parent->id;
   ir_stmt *s = ir_b_op(b, IR_struct_for, IR_void, 0, NULL);
   s->aux = snode_id;
   s->blocks[0] = ir_block_new(b->k, s);

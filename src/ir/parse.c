@@ -310,13 +310,13 @@ static int parse_field_ref(parser *ps) {
       expect(ps, "<", "in an SNode label");
       ir_type ty = parse_type_name(ps);
       expect(ps, ">", "in an SNode label");
-      if (p && id < p->nsnodes && p->snodes[id] && p->snodes[id]->kind != IR_SN_place)
-        perror_at(ps, line, "S%ld is a %s, not a place", id, ir_snode_kind_name(p->snodes[id]->kind));
-      if (p && id < p->nsnodes && p->snodes[id] && p->snodes[id]->dtype != ty)
-        perror_at(ps, line, "S%ld holds %s, not %s", id, ir_type_name(p->snodes[id]->dtype),
-                  ir_type_name(ty));
+      const ir_snode *sn = ir_program_snode(p, id);
+      if (sn && sn->kind != IR_SN_place)
+        perror_at(ps, line, "S%ld is a %s, not a place", id, ir_snode_kind_name(sn->kind));
+      if (sn && sn->dtype != ty)
+        perror_at(ps, line, "S%ld holds %s, not %s", id, ir_type_name(sn->dtype), ir_type_name(ty));
     }
-    if (p && (id >= p->nsnodes || !p->snodes[id]))
+    if (p && !ir_program_snode(p, id))
       perror_at(ps, line, "no SNode S%ld in this program", id);
     return (int)id;
   }
@@ -344,7 +344,7 @@ static int parse_level_ref(parser *ps, const char *what) {
   int kind = *end ? ir_snode_kind_from_name(end) : -1;
   if (*end && kind < 0) fail(ps, "bad SNode label '%s' (write S<id> or S<id><kind>, as in S2pointer)", t);
   ir_program *p = ps->prog;
-  if (p && (id >= p->nsnodes || !p->snodes[id])) fail(ps, "no SNode S%ld in this program", id);
+  if (p && !ir_program_snode(p, id)) fail(ps, "no SNode S%ld in this program", id);
   if (p && kind >= 0 && p->snodes[id]->kind != (ir_snode_kind)kind)
     fail(ps, "S%ld is a %s, not a %s", id, ir_snode_kind_name(p->snodes[id]->kind), end);
   next(ps);

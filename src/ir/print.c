@@ -92,7 +92,7 @@ static void format_float(char *buf, size_t len, double v, bool single) {
 /* A field prints by its name when that name finds it unambiguously. */
 static void put_field(out *o, int id) {
   ir_program *p = o->k->prog;
-  if (!p || id < 0 || id >= p->nsnodes || !p->snodes[id]) {
+  if (!ir_program_snode(p, id)) {
     put(o, "S%d", id);
     return;
   }
@@ -117,7 +117,7 @@ static void put_ref(out *o, const ir_stmt *s);
 static void put_level(out *o, int id) {
   ir_program *p = o->k->prog;
   char lab[64];
-  if (!p || id < 0 || id >= p->nsnodes || !p->snodes[id])
+  if (!ir_program_snode(p, id))
     put(o, "S%d", id);
   else
     put(o, "%s", ir_snode_label(p->snodes[id], lab, sizeof lab));
@@ -215,7 +215,7 @@ static void print_stmt(out *o, const ir_stmt *s, int depth) {
     break;
   case IR_task_listgen: {
     ir_program *p = o->k->prog;
-    const ir_snode *c = p && s->aux >= 0 && s->aux < p->nsnodes ? p->snodes[s->aux] : NULL;
+    const ir_snode *c = ir_program_snode(p, s->aux);
     put(o, " ");
     put_level(o, c && c->parent ? c->parent->id : -1);
     put(o, "->");

@@ -68,6 +68,10 @@ ir_program *ir_program_new(void) {
   return p;
 }
 
+ir_snode *ir_program_snode(const ir_program *p, int64_t id) {
+  return p && id >= 0 && id < p->nsnodes ? p->snodes[id] : NULL;
+}
+
 void ir_program_free(ir_program *p) {
   if (!p) return;
   for (int i = 0; i < p->nsnodes; i++) {

@@ -126,6 +126,8 @@ struct ir_program {
 
 ir_program *ir_program_new(void);
 void ir_program_free(ir_program *p);
+/* SNode `id` of p; NULL when p is NULL or has no SNode with that id. */
+ir_snode *ir_program_snode(const ir_program *p, int64_t id);
 
 /* Builders. Errors (bad shape, too many indices, ...) return NULL and write a
 ** message naming the SNode and the rule to err. */

@@ -115,14 +115,18 @@ static bool encloses(const ir_stmt *outer, const ir_stmt *s) {
   return false;
 }
 
+/* The SNode s->aux names (reporting when there is none); NULL also when the
+** kernel has no program to check against. */
+static const ir_snode *snode_of(verifier *v, const ir_stmt *s) {
+  if (!v->k->prog) return NULL;
+  const ir_snode *n = ir_program_snode(v->k->prog, s->aux);
+  if (!n) bad(v, s, "S%d is not an SNode of this program", s->aux);
+  return n;
+}
+
 static const ir_snode *place_of(verifier *v, const ir_stmt *s) {
-  ir_program *p = v->k->prog;
-  if (!p) return NULL;
-  if (s->aux < 0 || s->aux >= p->nsnodes || !p->snodes[s->aux]) {
-    bad(v, s, "S%d is not an SNode of this program", s->aux);
-    return NULL;
-  }
-  const ir_snode *n = p->snodes[s->aux];
+  const ir_snode *n = snode_of(v, s);
+  if (!n) return NULL;
   if (n->kind != IR_SN_place) {
     char lab[64];
     bad(v, s, "%s is not a place (a field holding values)", ir_snode_label(n, lab, sizeof lab));
@@ -133,13 +137,8 @@ static const ir_snode *place_of(verifier *v, const ir_stmt *s) {
 
 /* The level (dense or sparse; not root, not place) that s->aux names. */
 static const ir_snode *level_of(verifier *v, const ir_stmt *s) {
-  ir_program *p = v->k->prog;
-  if (!p) return NULL;
-  if (s->aux < 0 || s->aux >= p->nsnodes || !p->snodes[s->aux]) {
-    bad(v, s, "S%d is not an SNode of this program", s->aux);
-    return NULL;
-  }
-  const ir_snode *n = p->snodes[s->aux];
+  const ir_snode *n = snode_of(v, s);
+  if (!n) return NULL;
   if (!ir_snode_kind_is_level(n->kind)) {
     char lab[64];
     bad(v, s, "%s is not a level (dense, bitmasked, pointer or dynamic)%s",
@@ -320,9 +319,8 @@ static void check_types(verifier *v, const ir_stmt *s) {
   case IR_loop_index:
     if (!ir_type_is_int(s->type) || s->type == IR_i1) bad(v, s, "a loop index is an integer, not %s", tn);
     if (is_struct_loop(s->loop)) {
-      ir_program *p = k->prog;
-      int id = s->loop->aux;
-      int nidx = p && id >= 0 && id < p->nsnodes && p->snodes[id] ? p->snodes[id]->nidx : IR_MAX_INDICES;
+      const ir_snode *sn = ir_program_snode(k->prog, s->loop->aux);
+      int nidx = sn ? sn->nidx : IR_MAX_INDICES;
       if (s->imm.ival < 0 || s->imm.ival >= nidx)
         bad(v, s, "reads index %lld of $%d (%s), which has %d indices", (long long)s->imm.ival,
             s->loop->id, ir_op_name(s->loop->op), nidx);

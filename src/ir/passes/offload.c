@@ -281,10 +281,9 @@ static void make_range_task(ir_kernel *k, ir_stmt *s, ir_stmt **ser) {
 /* ---- sparse SNodes ------------------------------------------------------------ */
 
 static ir_snode *snode_at(ir_kernel *k, int id, ir_loc loc) {
-  ir_program *p = k->prog;
-  if (!p || id < 0 || id >= p->nsnodes || !p->snodes[id])
-    ir_fail(k, loc, "offload: S%d is not an SNode of this kernel's program", id);
-  return p->snodes[id];
+  ir_snode *s = ir_program_snode(k->prog, id);
+  if (!s) ir_fail(k, loc, "offload: S%d is not an SNode of this kernel's program", id);
+  return s;
 }
 
 static ir_stmt *level_task(ir_kernel *k, ir_op op, int snode, ir_loc loc) {

@@ -184,10 +184,8 @@ typedef struct {
 static void scan_runtime_use(ir_stmt *s, void *ud) {
   runtime_scan *r = ud;
   if (s->op == IR_global_ptr) {
-    const ir_program *p = r->prog;
-    if (p && s->aux >= 0 && s->aux < p->nsnodes && p->snodes[s->aux] &&
-        ir_snode_under_sparse(p->snodes[s->aux]))
-      r->uses = true;
+    const ir_snode *sn = ir_program_snode(r->prog, s->aux);
+    if (sn && ir_snode_under_sparse(sn)) r->uses = true;
     return;
   }
   switch (s->op) {

@@ -40,9 +40,9 @@ static LLVMValueRef arg(cg *c, ir_stmt *s) {
 
 static ir_snode *place_of(cg *c, ir_stmt *s) {
   ir_program *p = c->k->prog;
-  if (!p || s->aux < 0 || s->aux >= p->nsnodes || !p->snodes[s->aux])
+  ir_snode *sn = ir_program_snode(p, s->aux);
+  if (!sn)
     cg_fail(c, s, "'%s' names SNode %d, which this kernel's program does not have", ir_op_name(s->op), s->aux);
-  ir_snode *sn = p->snodes[s->aux];
   if (sn->kind != IR_SN_place) cg_fail(c, s, "SNode %d is not a place", s->aux);
   if (!p->trees[sn->tree].materialized)
     cg_fail(c, s, "field '%s' belongs to a tree whose layout was not computed", sn->name ? sn->name : "?");

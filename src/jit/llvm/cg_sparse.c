@@ -127,8 +127,8 @@ static bool index_offset(const ir_stmt *v, const ir_stmt *t, int k, int64_t *d) 
 ** level S at the loop indices plus constants d[] (per virtual index). */
 static bool offset_access(const ir_program *p, const ir_stmt *s, const ir_stmt *t, const ir_snode *S,
                           int64_t *d) {
-  if (s->op != IR_global_ptr || !p || s->aux < 0 || s->aux >= p->nsnodes || !p->snodes[s->aux]) return false;
-  const ir_snode *place = p->snodes[s->aux];
+  const ir_snode *place = s->op == IR_global_ptr ? ir_program_snode(p, s->aux) : NULL;
+  if (!place) return false;
   if (place->kind != IR_SN_place || place->parent != S || s->nops != S->nidx) return false;
   for (int k = 0; k < s->nops; k++)
     if (!index_offset(s->ops[k], t, k, &d[k])) return false;
@@ -208,8 +208,8 @@ static void scan_writes(ir_stmt *s, void *ud) {
   ir_program *p = c->k->prog;
   bool names_snode = s->op == IR_global_ptr || s->op == IR_snode_activate || s->op == IR_snode_append ||
                      s->op == IR_snode_deactivate;
-  if (!names_snode || !p || s->aux < 0 || s->aux >= p->nsnodes || !p->snodes[s->aux]) return;
-  const ir_snode *sn = p->snodes[s->aux];
+  const ir_snode *sn = names_snode ? ir_program_snode(p, s->aux) : NULL;
+  if (!sn) return;
   if (s->op == IR_global_ptr && s->imm.ival != 1) return;
   if (s->op == IR_snode_deactivate) {
     c->writes[sn->id] = 1;
@@ -492,9 +492,9 @@ LLVMValueRef cg_sparse_global_ptr(cg *c, ir_stmt *s, const ir_snode *place) {
 
 static const ir_snode *level_of(cg *c, const ir_stmt *s) {
   ir_program *p = c->k->prog;
-  if (!p || s->aux < 0 || s->aux >= p->nsnodes || !p->snodes[s->aux])
+  const ir_snode *sn = ir_program_snode(p, s->aux);
+  if (!sn)
     cg_fail(c, s, "'%s' names SNode %d, which this kernel's program does not have", ir_op_name(s->op), s->aux);
-  const ir_snode *sn = p->snodes[s->aux];
   if (!ir_snode_kind_is_level(sn->kind)) cg_fail(c, s, "S%d is not a level SNode", s->aux);
   if (!p->trees[sn->tree].materialized) cg_fail(c, s, "S%d belongs to a tree whose layout was not computed", s->aux);
   return sn;
