@@ -85,7 +85,7 @@ struct cg {
   LLVMBasicBlockRef entry;               /* allocas go here */
   cg_loop loops[64];
   int nloops;
-  /* the task_struct_for being generated (cg_sparse.c): its level, the
+  /* the task_struct_for being generated (cg_struct_for.c): its level, the
   ** current container and cell, the container's first index along each
   ** physical axis (i64) and the cell's virtual indices (i32) */
   ir_stmt *sf_task;
