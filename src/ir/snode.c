@@ -392,7 +392,7 @@ static bool layout_node(ir_snode *s, int64_t *align, char *err, size_t errlen) {
     s->container_bytes = align_up(s->meta_offset + s->meta_bytes, 8);
     break;
   case IR_SN_pointer:
-    s->meta_bytes = s->container_bytes = align_up(12 * n, 8);
+    s->meta_bytes = s->container_bytes = align_up(4 * n, 8);
     break;
   case IR_SN_dynamic:
     s->meta_bytes = s->container_bytes = 16;

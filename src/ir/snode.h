@@ -30,8 +30,9 @@
 **   bitmasked  [cell 0]...[cell n-1][pad to 8][u32 mask word per 32 cells]
 **              meta_offset = align8(n * cell_bytes), meta_bytes = 4 * ceil(n / 32);
 **              container_bytes = align8(meta_offset + meta_bytes)
-**   pointer    [u64 cell pointer 0..n-1][i32 lock 0..n-1]
-**              meta_offset = 0, meta_bytes = container_bytes = align8(12 * n);
+**   pointer    [u32 slot 0..n-1] (0 inactive, 1 busy, else the cell's offset
+**              in the pool; src/runtime/node_pointer.h)
+**              meta_offset = 0, meta_bytes = container_bytes = align8(4 * n);
 **              each cell (cell_bytes, rounded up to 8) comes from the SNode's
 **              allocator when activated
 **   dynamic    [i32 lock][i32 length][u64 first chunk]

@@ -38,6 +38,13 @@ struct jit_sparse {
 
 jit_sparse *jit_sparse_create(uint64_t pool_bytes, char *err, size_t errlen) {
   if (pool_bytes == 0) pool_bytes = JIT_SPARSE_DEFAULT_POOL;
+  if (pool_bytes > RT_MAX_POOL) {
+    snprintf(err, errlen,
+             "a memory pool of %llu bytes is more than the runtime can address (%llu bytes); "
+             "set lt.init{device_memory=...} lower",
+             (unsigned long long)pool_bytes, (unsigned long long)RT_MAX_POOL);
+    return NULL;
+  }
   uint64_t need = rt_runtime_min_pool(IR_MAX_SNODES, JIT_SPARSE_AMBIENT_BYTES);
   if (pool_bytes < need + (1u << 20)) {
     snprintf(err, errlen,
@@ -124,6 +131,10 @@ static void fill_meta(const ir_snode *sn, rt_meta *m) {
   m->chunk_cells = (int32_t)sn->chunk_cells;
   m->cell_bytes = sn->cell_bytes;
   m->naxes = sn->kind == IR_SN_root ? 0 : sn->naxes;
+  /* one container per cell of the level above, in every instance */
+  m->containers = 1;
+  for (const ir_snode *q = sn->parent; q; q = q->parent)
+    if (q->kind != IR_SN_root && m->containers <= INT32_MAX) m->containers *= q->num_cells;
   for (int k = 0; k < m->naxes; k++) {
     m->axis[k] = sn->axes[k];
     m->extent[k] = (int32_t)sn->shape[k];

@@ -11,29 +11,57 @@
 
 /* ---- chunked lists ------------------------------------------------------------ */
 
-void rt_list_init(rt_list *l, int32_t elem_bytes, int32_t snode_id) {
-  int32_t per_chunk = 1, log2 = 0;
-  /* Elements per chunk: a power of two, so an index splits with a shift. */
-  while ((int64_t)per_chunk * 2 * elem_bytes <= RT_LIST_CHUNK_BYTES && log2 < 20) {
-    per_chunk *= 2;
+void rt_list_init(rt_list *l, int32_t elem_bytes, int32_t snode_id, int64_t max_elems) {
+  elem_bytes = (int32_t)rt_align(elem_bytes, 8);
+  int64_t most = (int64_t)RT_LIST_MAX_CHUNKS * (RT_LIST_CHUNK_BYTES / elem_bytes > 0 ? RT_LIST_CHUNK_BYTES / elem_bytes : 1);
+  if (max_elems <= 0 || max_elems > most) max_elems = most;
+  if (max_elems > 0x7fffffff) max_elems = 0x7fffffff;
+  /* Elements per chunk: a power of two (an index splits with a shift), no
+  ** more than fit in RT_LIST_CHUNK_BYTES, nor than the list can ever hold. */
+  int32_t log2 = 0;
+  while ((int64_t)elem_bytes << (log2 + 1) <= RT_LIST_CHUNK_BYTES && ((int64_t)1 << log2) < max_elems && log2 < 20)
     log2++;
-  }
   l->size = 0;
   l->lock = 0;
-  l->elem_bytes = (int32_t)rt_align(elem_bytes, 8);
+  l->elem_bytes = elem_bytes;
   l->log2_chunk = log2;
-  l->max_chunks = RT_LIST_MAX_CHUNKS;
+  l->cap = (int32_t)max_elems;
   l->snode_id = snode_id;
   l->data = 0;
+  l->pad0 = 0;
   l->chunks = 0;
+}
+
+static char **load_table(rt_list *l) {
+  char **tab = __atomic_load_n(&l->chunks, RT_MO_ACQ);
+  rt_fence_after_acquire();
+  return tab;
+}
+
+static int64_t table_cap(char **tab) { return tab ? ((int64_t *)tab)[-1] : 0; }
+
+/* Under l->lock: a table with room for chunk c (doubling, at least 8). */
+static int grow_table(rt_runtime *rt, rt_list *l, int32_t c) {
+  char **old = l->chunks;
+  int64_t n = table_cap(old), want = n ? 2 * n : 8;
+  while (want <= c) want *= 2;
+  char *mem = rt_runtime_bump(rt, (uint64_t)(want + 1) * sizeof(char *), 64, l->snode_id);
+  if (!mem) return 0;
+  *(int64_t *)mem = want;
+  char **tab = (char **)mem + 1;
+  for (int64_t i = 0; i < n; i++) tab[i] = old[i];
+  rt_fence_before_release();
+  __atomic_store_n(&l->chunks, tab, RT_MO_REL);
+  return 1;
 }
 
 /* Double-checked locking: the common case (chunk exists) takes no lock. */
 static int touch_chunk(rt_runtime *rt, rt_list *l, int32_t c) {
-  if (rt_ld_acq(&l->chunks[c])) return 1;
+  char **tab = load_table(l);
+  if (c < table_cap(tab) && rt_ld_acq(&tab[c])) return 1;
   rt_lock(&l->lock);
-  int ok = 1;
-  if (!rt_ld_acq(&l->chunks[c])) {
+  int ok = c < table_cap(l->chunks) || grow_table(rt, l, c);
+  if (ok && !rt_ld_acq(&l->chunks[c])) {
     uint64_t bytes = (uint64_t)l->elem_bytes << l->log2_chunk;
     char *p = l->data ? rt_runtime_bump_data(rt, bytes, 64, l->snode_id)
                       : rt_runtime_bump(rt, bytes, 64, l->snode_id);
@@ -47,15 +75,13 @@ static int touch_chunk(rt_runtime *rt, rt_list *l, int32_t c) {
 }
 
 int32_t rt_list_reserve(rt_runtime *rt, rt_list *l) {
-  int64_t cap = (int64_t)l->max_chunks << l->log2_chunk;
-  if (cap > 0x7fffffff) cap = 0x7fffffff;
   int32_t i = __atomic_load_n(&l->size, __ATOMIC_RELAXED);
   /* The chunk is made before the index is claimed, and the claim is a CAS, so
   ** `size` never counts an element without memory (GC reads every counted
   ** element) nor runs past the end of a full list. */
   for (;;) {
-    if (i >= cap) {
-      rt_runtime_fail(rt, RT_RTERR_CAPACITY, l->snode_id, cap);
+    if (i >= l->cap) {
+      rt_runtime_fail(rt, RT_RTERR_CAPACITY, l->snode_id, l->cap);
       return -1;
     }
     if (!touch_chunk(rt, l, i >> l->log2_chunk)) return -1;
@@ -65,7 +91,9 @@ int32_t rt_list_reserve(rt_runtime *rt, rt_list *l) {
 }
 
 char *rt_list_get(const rt_list *l, int32_t i) {
-  char *chunk = rt_ld_acq(&l->chunks[i >> l->log2_chunk]);
+  char **tab = __atomic_load_n(&l->chunks, RT_MO_ACQ);
+  rt_fence_after_acquire();
+  char *chunk = rt_ld_acq(&tab[i >> l->log2_chunk]);
   return chunk + (int64_t)l->elem_bytes * (i & ((1 << l->log2_chunk) - 1));
 }
 
@@ -75,10 +103,10 @@ int32_t rt_list_size(const rt_list *l) { return rt_ld_acq(&l->size); }
 
 void rt_allocator_init(rt_allocator *a, int64_t elem_bytes, int32_t snode_id) {
   a->elem_bytes = rt_align(elem_bytes, 8);
-  rt_list_init(&a->data, (int32_t)a->elem_bytes, snode_id);
+  rt_list_init(&a->data, (int32_t)a->elem_bytes, snode_id, 0);
   a->data.data = 1;
-  rt_list_init(&a->free, 8, snode_id);
-  rt_list_init(&a->recycled, 8, snode_id);
+  rt_list_init(&a->free, 8, snode_id, 0);
+  rt_list_init(&a->recycled, 8, snode_id, 0);
   a->free_used = 0;
   a->recycled_backup = 0;
 }

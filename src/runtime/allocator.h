@@ -14,21 +14,26 @@ typedef struct rt_runtime rt_runtime;
 ** An unbounded-looking array of fixed-size elements: a table of chunk
 ** pointers, each chunk taken from the pool the first time an index in it is
 ** reserved (double-checked locking on `lock`). Elements never move, so a
-** pointer to one stays valid while other threads append. */
+** pointer to one stays valid while other threads append. The table starts
+** small and doubles when a chunk past its end is needed (under the lock; the
+** old tables stay valid for readers that still hold them), so an empty list
+** costs no pool memory and a small one little. */
 typedef struct rt_list {
   int32_t size;                    /* elements in use (atomic) */
-  int32_t lock;                    /* guards chunk creation */
+  int32_t lock;                    /* guards chunk and table creation */
   int32_t elem_bytes;              /* multiple of 8 */
   int32_t log2_chunk;              /* elements per chunk = 1 << log2_chunk */
-  int32_t max_chunks;
+  int32_t cap;                     /* most elements the list may hold */
   int32_t snode_id;                /* for error reports */
   int32_t data;                    /* an allocator's cells: chunks stop short of the
                                       pool's reserve (rt_runtime_bump_data) */
-  char **chunks;                   /* [max_chunks], in the pool */
+  int32_t pad0;
+  char **chunks;                   /* the table, in the pool; its capacity (int64) is
+                                      the 8 bytes before it; NULL until first used */
 } rt_list;
 
-#define RT_LIST_MAX_CHUNKS 4096
-#define RT_LIST_CHUNK_BYTES 65536  /* target size of one chunk */
+#define RT_LIST_MAX_CHUNKS (1 << 20)
+#define RT_LIST_CHUNK_BYTES 16384  /* most bytes of one chunk */
 
 /* ---- the per-SNode cell allocator (allocator.c) ------------------------------
 ** data: the cells themselves. free: pointers (u64) to zeroed cells ready for
@@ -44,13 +49,15 @@ typedef struct rt_allocator {
 } rt_allocator;
 
 /* ---- allocator.c -------------------------------------------------------------- */
-void rt_list_init(rt_list *l, int32_t elem_bytes, int32_t snode_id);
+/* max_elems: the most elements the list will ever hold (chunks are no larger
+** than that needs), or 0 for as many as RT_LIST_MAX_CHUNKS chunks allow. */
+void rt_list_init(rt_list *l, int32_t elem_bytes, int32_t snode_id, int64_t max_elems);
 /* Reserves one more element, creating its chunk if needed; -1 on failure (recorded). */
 int32_t rt_list_reserve(rt_runtime *rt, rt_list *l);
 char *rt_list_get(const rt_list *l, int32_t i);
 int32_t rt_list_size(const rt_list *l);
 
-void rt_allocator_init(rt_allocator *a, int64_t elem_bytes, int32_t snode_id);
+void rt_allocator_init(rt_allocator *a, int64_t elem_bytes, int32_t snode_id);   /* elem_bytes: a multiple of 8 */
 /* A zeroed cell of the SNode's allocator, or NULL when the pool is exhausted
 ** (recorded). Cells released during a task are not reused before GC. */
 char *rt_allocator_allocate(rt_runtime *rt, int32_t snode);

@@ -1,65 +1,81 @@
 /*
-** node_pointer.h -- pointer: one pointer per cell; a cell's memory comes from
-** the SNode's allocator when it is activated and goes back when deactivated.
-** Included once, by nodes.c; the prototypes are in runtime.h.
+** node_pointer.h -- pointer: one 32-bit slot per cell; a cell's memory comes
+** from the SNode's allocator when it is activated and goes back when
+** deactivated. Included once, by nodes.c; the prototypes are in runtime.h.
 **
-**   node: [u64 cell pointer 0]...[n-1][i32 lock 0]...[lock n-1]
+**   node: [u32 slot 0]...[u32 slot n-1]
 **
-** NULL means inactive; reads of an inactive cell go to the ambient cell.
-** Activation is double-checked locking on the cell's lock: the pointer is
-** read without the lock first, so activating an active cell costs one load.
-** When the pool is exhausted the error is recorded, the cell stays inactive
-** and the caller gets the sink cell, so its writes land harmlessly.
+** A slot is the cell's lock and its address at once: 0 inactive,
+** RT_SLOT_BUSY while one thread activates or deactivates it, otherwise the
+** cell's offset from the pool's base in units of 1 << rt->slot_shift bytes
+** (rt_slot_cell). Four bytes instead of a pointer and a lock keep the table of
+** a large, mostly empty level small. Reads of an inactive (or busy) cell go to
+** the ambient cell. Activation reads the slot first, so activating an active
+** cell costs one load. When the pool is exhausted the error is recorded, the
+** cell stays inactive and the caller gets the sink cell, so its writes land
+** harmlessly.
 */
 
-static char **ptr_slot(const rt_meta *m, char *node, int32_t i) { return (char **)node + i; }
+static uint32_t *ptr_slot(char *node, int32_t i) { return (uint32_t *)node + i; }
 
-static int32_t *ptr_lock(const rt_meta *m, char *node, int32_t i) {
-  return (int32_t *)((char **)node + m->num_cells) + i;
+static inline void ptr_pause(void) {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#endif
 }
 
 int32_t rt_pointer_get_num_elements(const rt_meta *m, char *node) { return m->num_cells; }
 
-char *rt_pointer_activate(const rt_meta *m, char *node, int32_t i) {
-  char **slot = ptr_slot(m, node, i);
-  char *cell = rt_ld_acq(slot);
-  if (cell) return cell;
-  int32_t *lock = ptr_lock(m, node, i);
-  rt_lock(lock);
-  cell = rt_ld_acq(slot);   /* another thread may have won */
-  if (!cell) {
-    cell = rt_allocator_allocate(m->rt, m->snode_id);
-    if (cell) {
-      rt_st_rel(slot, cell);
-      __atomic_fetch_add(&m->rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
-      rt_mark_changed(m->rt, m->snode_id);
-    }
+/* Waits while another thread holds the slot; returns its settled value. */
+static uint32_t ptr_settled(uint32_t *slot) {
+  uint32_t v = rt_ld_acq(slot);
+  while (v == RT_SLOT_BUSY) {
+    ptr_pause();
+    v = rt_ld_acq(slot);
   }
-  rt_unlock(lock);
-  return cell ? cell : m->rt->sink;
+  return v;
+}
+
+char *rt_pointer_activate(const rt_meta *m, char *node, int32_t i) {
+  rt_runtime *rt = m->rt;
+  uint32_t *slot = ptr_slot(node, i);
+  for (;;) {
+    uint32_t v = ptr_settled(slot);
+    if (v) return rt_slot_cell(rt, v);
+    uint32_t zero = 0;
+    if (!__atomic_compare_exchange_n(slot, &zero, RT_SLOT_BUSY, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+      continue;   /* another thread won the slot: wait for its outcome */
+    rt_fence_after_acquire();
+    char *cell = rt_allocator_allocate(rt, m->snode_id);
+    rt_st_rel(slot, cell ? rt_cell_slot(rt, cell) : 0u);
+    if (!cell) return rt->sink;
+    __atomic_fetch_add(&rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
+    rt_mark_changed(rt, m->snode_id);
+    return cell;
+  }
 }
 
 int32_t rt_pointer_is_active(const rt_meta *m, char *node, int32_t i) {
-  return rt_ld_acq(ptr_slot(m, node, i)) != 0;
+  return rt_ld_acq(ptr_slot(node, i)) > RT_SLOT_BUSY;
 }
 
 char *rt_pointer_lookup_element(const rt_meta *m, char *node, int32_t i) {
-  char *cell = rt_ld_acq(ptr_slot(m, node, i));
-  return cell ? cell : m->rt->ambient;
+  uint32_t v = rt_ld_acq(ptr_slot(node, i));
+  return v > RT_SLOT_BUSY ? rt_slot_cell(m->rt, v) : m->rt->ambient;
 }
 
 void rt_pointer_deactivate(const rt_meta *m, char *node, int32_t i) {
-  char **slot = ptr_slot(m, node, i);
-  if (!rt_ld_acq(slot)) return;
-  int32_t *lock = ptr_lock(m, node, i);
-  rt_lock(lock);
-  char *cell = __atomic_exchange_n(slot, (char *)0, __ATOMIC_ACQ_REL);
-  if (cell) {
+  rt_runtime *rt = m->rt;
+  uint32_t *slot = ptr_slot(node, i);
+  for (;;) {
+    uint32_t v = ptr_settled(slot);
+    if (!v) return;
+    if (!__atomic_compare_exchange_n(slot, &v, 0u, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) continue;
     /* Zero-filled by the next GC, not now: readers of this task may still
-    ** hold the pointer. */
-    rt_allocator_recycle(m->rt, m->snode_id, cell);
-    __atomic_fetch_sub(&m->rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
-    rt_mark_changed(m->rt, m->snode_id);
+    ** hold the cell. */
+    rt_allocator_recycle(rt, m->snode_id, rt_slot_cell(rt, v));
+    __atomic_fetch_sub(&rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
+    rt_mark_changed(rt, m->snode_id);
+    return;
   }
-  rt_unlock(lock);
 }

@@ -61,13 +61,16 @@ char *rt_runtime_bump_data(rt_runtime *rt, uint64_t bytes, uint64_t align, int32
 
 rt_runtime *rt_runtime_init(char *pool, uint64_t pool_size, int32_t nsnodes, int64_t ambient_bytes) {
   if (!pool || nsnodes < 0 || ambient_bytes < 8 ||
-      pool_size < state_bytes(nsnodes, ambient_bytes))
+      pool_size < state_bytes(nsnodes, ambient_bytes) || pool_size > RT_MAX_POOL)
     return 0;
   rt_runtime *rt = (rt_runtime *)pool;
   rt->pool = pool;
   rt->pool_size = pool_size;
   rt->pool_used = rt_align(sizeof(rt_runtime), 64);
   rt->nsnodes = nsnodes;
+  /* the smallest unit that lets a 32-bit pointer slot reach the whole pool */
+  rt->slot_shift = RT_SLOT_MIN_SHIFT;
+  while (rt->slot_shift < RT_SLOT_MAX_SHIFT && (pool_size - 1) >> (32 + rt->slot_shift)) rt->slot_shift++;
   rt->ambient_bytes = rt_align(ambient_bytes, 8);
   /* These cannot fail: state_bytes checked the room above. */
   rt->metas = (rt_meta *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(rt_meta), 64, -1);
@@ -111,18 +114,14 @@ int32_t rt_runtime_add_snode(rt_runtime *rt, const rt_meta *m) {
   rt_meta *dst = &rt->metas[id];
   *dst = *m;
   dst->rt = rt;
-  rt_list_init(&rt->lists[id], (int32_t)sizeof(rt_elem), id);
-  rt->lists[id].chunks = (char **)rt_runtime_bump(rt, RT_LIST_MAX_CHUNKS * sizeof(char *), 64, id);
+  rt_list_init(&rt->lists[id], (int32_t)sizeof(rt_elem), id, m->containers);
   int64_t bytes = rt_alloc_bytes(m);
   if (bytes > 0) {
-    rt_allocator *a = &rt->allocators[id];
-    rt_allocator_init(a, bytes, id);
-    a->data.chunks = (char **)rt_runtime_bump(rt, RT_LIST_MAX_CHUNKS * sizeof(char *), 64, id);
-    a->free.chunks = (char **)rt_runtime_bump(rt, RT_LIST_MAX_CHUNKS * sizeof(char *), 64, id);
-    a->recycled.chunks = (char **)rt_runtime_bump(rt, RT_LIST_MAX_CHUNKS * sizeof(char *), 64, id);
-    if (!a->data.chunks || !a->free.chunks || !a->recycled.chunks) return 0;
+    /* pointer cells sit on slot units (rt_slot_cell) */
+    if (m->kind == RT_KIND_POINTER) bytes = rt_align(bytes, (int64_t)1 << rt->slot_shift);
+    rt_allocator_init(&rt->allocators[id], bytes, id);
   }
-  return rt->lists[id].chunks != 0;
+  return 1;
 }
 
 int64_t rt_runtime_active(rt_runtime *rt, int32_t snode) {

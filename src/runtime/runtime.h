@@ -70,6 +70,8 @@ typedef struct rt_meta {
   int32_t below[RT_MAX_AXES];      /* product of the extents of axis[k] in the levels
                                       under this one: a cell coordinate c along
                                       listed axis k adds c * below[k] to the index */
+  int64_t containers;              /* containers of this level in one tree instance,
+                                      the most its list holds; 0: unknown */
   rt_runtime *rt;                  /* set by rt_runtime_add_snode */
 } rt_meta;
 
@@ -88,7 +90,8 @@ struct rt_runtime {
                                       lists, so a full pool can still be listed and
                                       freed; 0 after rt_runtime_init, set by the host */
   int32_t nsnodes;                 /* SNode ids are 0..nsnodes-1 */
-  int32_t pad0;
+  int32_t slot_shift;              /* pointer slots count the pool in units of
+                                      1 << slot_shift bytes (rt_slot_cell) */
   rt_meta *metas;                  /* [nsnodes]; kind == -1 for ids never added */
   rt_allocator *allocators;        /* [nsnodes]; set up for pointer and dynamic */
   rt_list *lists;                  /* [nsnodes]; active containers (rt_elem) */
@@ -155,11 +158,16 @@ static inline void rt_st_i32(int32_t *p, int32_t v) {
   rt_fence_before_release();
   __atomic_store_n(p, v, RT_MO_REL);
 }
+static inline void rt_st_u32(uint32_t *p, uint32_t v) {
+  rt_fence_before_release();
+  __atomic_store_n(p, v, RT_MO_REL);
+}
 #define rt_ld_acq(p)                                                           \
   _Generic((p), char **: rt_ld_ptr, char *const *: rt_ld_ptr, int32_t *: rt_ld_i32, \
            const int32_t *: rt_ld_i32, uint32_t *: rt_ld_u32, const uint32_t *: rt_ld_u32, \
            uint64_t *: rt_ld_u64, const uint64_t *: rt_ld_u64)(p)
-#define rt_st_rel(p, v) _Generic((p), char **: rt_st_ptr, int32_t *: rt_st_i32)((p), (v))
+#define rt_st_rel(p, v) \
+  _Generic((p), char **: rt_st_ptr, int32_t *: rt_st_i32, uint32_t *: rt_st_u32)((p), (v))
 
 static inline void rt_lock(int32_t *l) {
   for (;;) {
@@ -188,16 +196,32 @@ static inline void rt_mark_changed(rt_runtime *rt, int32_t snode) {
 ** uses this for layout (host-safe: a pure function). Layouts:
 **   dense      cells
 **   bitmasked  cells, padded to 8, then one u32 mask word per 32 cells
-**   pointer    one u64 cell pointer per cell, then one i32 lock per cell
+**   pointer    one u32 slot per cell (node_pointer.h)
 **   dynamic    i32 lock, i32 length, u64 pointer to the first chunk */
 static inline int64_t rt_container_bytes(int32_t kind, int64_t num_cells, int64_t cell_bytes) {
   switch (kind) {
   case RT_KIND_DENSE: return num_cells * cell_bytes;
   case RT_KIND_BITMASKED: return rt_align(rt_align(num_cells * cell_bytes, 8) + 4 * ((num_cells + 31) / 32), 8);
-  case RT_KIND_POINTER: return rt_align(num_cells * 12, 8);
+  case RT_KIND_POINTER: return rt_align(num_cells * 4, 8);
   case RT_KIND_DYNAMIC: return 16;
   default: return -1;
   }
+}
+
+/* A pointer level's slot (node_pointer.h): 0 = inactive, RT_SLOT_BUSY = being
+** activated or deactivated, else the cell's offset from the pool's base in
+** units of 1 << slot_shift bytes. Cells are aligned to that unit and never
+** start below it, so an active slot is above RT_SLOT_BUSY; a pool of up to
+** 2^(32 + slot_shift) bytes fits (rt_runtime_init picks slot_shift). */
+#define RT_SLOT_BUSY 1u
+#define RT_SLOT_MIN_SHIFT 3
+#define RT_SLOT_MAX_SHIFT 6        /* cells of the data lists are 64-byte aligned chunks */
+#define RT_MAX_POOL ((uint64_t)1 << (32 + RT_SLOT_MAX_SHIFT))   /* 256 GiB */
+static inline char *rt_slot_cell(const rt_runtime *rt, uint32_t slot) {
+  return rt->pool + ((uint64_t)slot << rt->slot_shift);
+}
+static inline uint32_t rt_cell_slot(const rt_runtime *rt, const char *cell) {
+  return (uint32_t)((uint64_t)(cell - rt->pool) >> rt->slot_shift);
 }
 
 /* Bytes one allocation of an SNode's allocator takes: a pointer cell, or a

@@ -27,9 +27,9 @@ static int distinct(char **v, int n) {
 static void test_list(void) {
   h_rt h = h_rt_new(64 << 20, 2, 64);
   rt_list l;
-  rt_list_init(&l, 24, 1);
+  rt_list_init(&l, 24, 1, 0);
   CHECK(l.elem_bytes == 24);
-  l.chunks = (char **)rt_runtime_bump(h.rt, RT_LIST_MAX_CHUNKS * sizeof(char *), 64, 1);
+  CHECK(l.chunks == NULL);   /* the table comes with the first element */
   int per_chunk = 1 << l.log2_chunk;
   CHECK(per_chunk * 24 <= RT_LIST_CHUNK_BYTES && per_chunk * 48 > RT_LIST_CHUNK_BYTES);
   int n = per_chunk * 3 + 5;
@@ -47,12 +47,23 @@ static void test_list(void) {
     CHECKF(e[0] == i && e[2] == -i, "element %d", i);
     if (i > 0 && (i % per_chunk) != 0) CHECK(rt_list_get(&l, i) == rt_list_get(&l, i - 1) + 24);
   }
-  /* A list limited to two chunks refuses the first index past them. */
+  /* Enough chunks to make the table double twice: earlier elements stay put. */
+  rt_list many;
+  rt_list_init(&many, 8, 1, 0);
+  int per8 = 1 << many.log2_chunk, nmany = per8 * 40;
+  for (int i = 0; i < nmany; i++) {
+    int32_t k = rt_list_reserve(h.rt, &many);
+    CHECK(k == i);
+    *(int64_t *)rt_list_get(&many, k) = 7 * i;
+  }
+  CHECK(((int64_t *)many.chunks)[-1] >= 40);
+  for (int i = 0; i < nmany; i++) CHECKF(*(int64_t *)rt_list_get(&many, i) == 7 * i, "element %d", i);
+  /* A list of at most 100 elements has chunks no larger than that needs and
+  ** refuses the 101st. */
   rt_list small;
-  rt_list_init(&small, 8, 1);
-  small.chunks = (char **)rt_runtime_bump(h.rt, 2 * sizeof(char *), 64, 1);
-  small.max_chunks = 2;
-  int cap = 2 << small.log2_chunk, got = 0;
+  rt_list_init(&small, 8, 1, 100);
+  CHECK((1 << small.log2_chunk) == 128);
+  int cap = 100, got = 0;
   for (int i = 0; i < cap + 3; i++) got += rt_list_reserve(h.rt, &small) >= 0;
   CHECK(got == cap);
   CHECK(rt_list_size(&small) == cap);   /* a full list does not count past its end */
@@ -195,7 +206,7 @@ static void test_lanes(void) {
 /* Exhaustion: allocation returns NULL, a pointer cell stays inactive and the
 ** caller writes into the sink; the error names the SNode, the bytes and the pool. */
 static void test_exhaustion(void) {
-  uint64_t size = rt_runtime_min_pool(3, 1024) + 3 * RT_LIST_MAX_CHUNKS * sizeof(char *) * 4 + 300000;
+  uint64_t size = rt_runtime_min_pool(3, 1024) + 3 * 4096 * sizeof(char *) * 4 + 300000;
   h_rt h = h_rt_new(size, 3, 1024);
   rt_runtime *rt = h.rt;
   rt_meta m = h_meta1(2, RT_KIND_POINTER, 8, 1000);

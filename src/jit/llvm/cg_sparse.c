@@ -127,10 +127,14 @@ static bool task_writes(cg *c, const ir_stmt *s, const ir_snode *lvl) {
 ** with plain loads (see above; the layouts are snode.h's). */
 static LLVMValueRef quiet_lookup(cg *c, const ir_snode *lvl, LLVMValueRef node, LLVMValueRef cell) {
   LLVMValueRef amb = sp_rt_member(c, offsetof(rt_runtime, ambient), c->t_ptr);
-  if (lvl->kind == IR_SN_pointer) {
-    LLVMValueRef p = LLVMBuildLoad2(B, c->t_ptr, gep(c, node, LLVMBuildMul(B, cell, i64c(c, 8), "")), "");
-    cg_invariant(c, p);
-    return LLVMBuildSelect(B, LLVMBuildIsNull(B, p, ""), amb, p, "");
+  if (lvl->kind == IR_SN_pointer) {   /* a slot: see rt_slot_cell */
+    LLVMValueRef v = LLVMBuildLoad2(B, c->t_i32, gep(c, node, LLVMBuildMul(B, cell, i64c(c, 4), "")), "");
+    cg_invariant(c, v);
+    LLVMValueRef pool = sp_rt_member(c, offsetof(rt_runtime, pool), c->t_ptr);
+    LLVMValueRef shift = LLVMBuildZExt(B, sp_rt_member(c, offsetof(rt_runtime, slot_shift), c->t_i32), c->t_i64, "");
+    LLVMValueRef p = gep(c, pool, LLVMBuildShl(B, LLVMBuildZExt(B, v, c->t_i64, ""), shift, ""));
+    LLVMValueRef on = LLVMBuildICmp(B, LLVMIntUGT, v, i32c(c, RT_SLOT_BUSY), "");
+    return LLVMBuildSelect(B, on, p, amb, "");
   }
   LLVMValueRef woff = LLVMBuildAdd(B, i64c(c, lvl->meta_offset),
                                    LLVMBuildMul(B, LLVMBuildLShr(B, cell, i64c(c, 5), ""), i64c(c, 4), ""), "");

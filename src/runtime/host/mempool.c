@@ -54,9 +54,9 @@ int rt_runtime_describe_error(const rt_runtime *rt, const char *snode_label, cha
     break;
   case RT_RTERR_CAPACITY:
     snprintf(buf, len,
-             "SNode %s needs more than %lld cells or list entries, the most one allocator holds "
-             "(%d chunks); use larger cells (e.g. a dense level under it)",
-             snode_label, (long long)rt->error_bytes, RT_LIST_MAX_CHUNKS);
+             "SNode %s needs more than %lld cells or list entries, the most one of its lists "
+             "holds; use larger cells (e.g. a dense level under it)",
+             snode_label, (long long)rt->error_bytes);
     break;
   case RT_RTERR_META:
     snprintf(buf, len,
