@@ -48,6 +48,25 @@ foreach(src ${EXAMPLE_TESTS})
   add_test(NAME examples/${name} COMMAND lattice ${src} --test --out ${CMAKE_BINARY_DIR}/example_out)
 endforeach()
 
+# With the CUDA toolkit's ptxas (and outside the sanitizer build, to keep its
+# time down), the language tests and examples run a second time with every
+# kernel also compiled to PTX and assembled (src/jit/ptx_check.c).
+if(PTXAS AND NOT LT_SANITIZE)
+  foreach(src ${LANG_TESTS})
+    get_filename_component(name ${src} NAME_WE)
+    add_test(NAME ptx/lang/${name} COMMAND lattice ${src})
+    set_tests_properties(ptx/lang/${name} PROPERTIES SKIP_RETURN_CODE 77
+      WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/lang
+      ENVIRONMENT "LT_CHECK_PTX=${PTXAS};LT_SOURCE_DIR=${CMAKE_SOURCE_DIR};LT_BUILD_DIR=${CMAKE_BINARY_DIR};FILECHECK=${FILECHECK}")
+  endforeach()
+  foreach(src ${EXAMPLE_TESTS})
+    get_filename_component(name ${src} NAME_WE)
+    add_test(NAME ptx/examples/${name}
+      COMMAND lattice ${src} --test --out ${CMAKE_BINARY_DIR}/example_out_ptx)
+    set_tests_properties(ptx/examples/${name} PROPERTIES ENVIRONMENT "LT_CHECK_PTX=${PTXAS}")
+  endforeach()
+endif()
+
 # tests/cli/*.sh: the `lattice` command line and REPL; each gets the executable
 file(GLOB CLI_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/cli/*.sh)
 foreach(src ${CLI_TESTS})

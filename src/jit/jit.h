@@ -76,4 +76,8 @@ jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen);
 ** or NULL with a message in err. Used by tests and by the CUDA backend. */
 char *jit_emit_ptx(ir_kernel *k, const char *sm, char *err, size_t errlen);
 
+/* Emits k's PTX (sm_70) and assembles it with the ptxas at `ptxas`; false
+** with ptxas's complaint in err when it does not assemble (ptx_check.c). */
+bool jit_ptxas_check(ir_kernel *k, const char *ptxas, char *err, size_t errlen);
+
 #endif

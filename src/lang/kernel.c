@@ -92,6 +92,10 @@ static int l_compile(lua_State *L) {
   char err[1024] = "";
   c->jk = p->be->compile(p->be, c->k, err, sizeof err);
   if (!c->jk) return luaL_error(L, "kernel %s: code generation failed: %s", c->k->name, err);
+  /* the test suite's PTX check (tests/tests.cmake, src/jit/ptx_check.c) */
+  const char *ptxas = getenv("LT_CHECK_PTX");
+  if (ptxas && *ptxas && !jit_ptxas_check(c->k, ptxas, err, sizeof err))
+    return luaL_error(L, "kernel %s: %s", c->k->name, err);
   return 1;
 }
 

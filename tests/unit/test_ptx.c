@@ -2,7 +2,7 @@
 ** test_ptx.c -- jit_emit_ptx on a few kernels (a range_for writing a field,
 ** a serial task with control flow, atomics and a bounds check, math calls).
 ** Each PTX text must name its kernel entries; when LT_PTXAS names an existing
-** ptxas, it must also assemble (ptxas -arch=sm_70 -c). Without ptxas the test
+** ptxas, it must also assemble (jit_ptxas_check). Without ptxas the test
 ** is skipped (exit 77) after the text checks.
 */
 #include <stdio.h>
@@ -22,36 +22,6 @@ static const char *ptxas(void) {
   return p && *p && access(p, X_OK) == 0 ? p : NULL;
 }
 
-/* sm_70 PTX assembles for any later GPU; CUDA 13's ptxas no longer knows
-** sm_70 itself, so fall back to its oldest target, sm_75. */
-static const char *ptxas_arch(void) {
-  static const char *arch;
-  if (!arch) {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_70 --version >/dev/null 2>&1", ptxas());
-    arch = system(cmd) == 0 ? "sm_70" : "sm_75";
-    printf("test_ptx: assembling with ptxas -arch=%s\n", arch);
-  }
-  return arch;
-}
-
-/* Runs ptxas on the text; true when it assembles. */
-static bool assemble(const char *ptx, const char *name) {
-  char src[256], obj[256], cmd[1024];
-  snprintf(src, sizeof src, "/tmp/lt_test_ptx_%d_%s.ptx", (int)getpid(), name);
-  snprintf(obj, sizeof obj, "/tmp/lt_test_ptx_%d_%s.o", (int)getpid(), name);
-  FILE *f = fopen(src, "w");
-  if (!f) return false;
-  fputs(ptx, f);
-  fclose(f);
-  snprintf(cmd, sizeof cmd, "'%s' -arch=%s -c '%s' -o '%s'", ptxas(), ptxas_arch(), src, obj);
-  int rc = system(cmd);
-  if (rc != 0) fprintf(stderr, "ptxas failed on %s (kept for inspection)\n", src);
-  else remove(src);
-  remove(obj);
-  return rc == 0;
-}
-
 static void check_kernel(ir_kernel *k, const char *const *entries, int n) {
   char err[1024];
   char *ptx = jit_emit_ptx(k, "sm_70", err, sizeof err);
@@ -63,7 +33,7 @@ static void check_kernel(ir_kernel *k, const char *const *entries, int n) {
     snprintf(want, sizeof want, ".entry %s(", entries[i]);
     CHECK_CONTAINS(ptx, want);
   }
-  if (ptxas()) CHECKF(assemble(ptx, k->name), "ptxas rejected the PTX of %s", k->name);
+  if (ptxas()) CHECKF(jit_ptxas_check(k, ptxas(), err, sizeof err), "%s", err);
   free(ptx);
 }
 

@@ -3,7 +3,6 @@
 ** thread pool. One LLJIT per backend; each compiled kernel has its own
 ** resource tracker, so releasing a kernel frees its machine code.
 */
-#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,9 +83,7 @@ static double now_ms(void) {
 static bool build(cpu_impl *im, ir_kernel *k, LLVMOrcThreadSafeContextRef tsc, cg_module *m, char *err,
                   size_t errlen) {
   char prefix[96];
-  int n = snprintf(prefix, sizeof prefix, "%.60s", k->name && *k->name ? k->name : "kernel");
-  for (int i = 0; i < n; i++)
-    if (!isalnum((unsigned char)prefix[i])) prefix[i] = '_';
+  int n = cg_symbol_prefix(k, prefix, sizeof prefix);
   snprintf(prefix + n, sizeof prefix - (size_t)n, "_%u", im->serial++);   /* unique symbols */
   if (!cg_build(&cpu_target, LLVMOrcThreadSafeContextGetContext(tsc), k, prefix, m, err, errlen))
     return false;

@@ -259,6 +259,17 @@ done:
   return ok;
 }
 
+int cg_symbol_prefix(const ir_kernel *k, char *out, size_t len) {
+  int n = snprintf(out, len, "%.60s", k->name && *k->name ? k->name : "kernel");
+  if (n < 0) n = 0;
+  if ((size_t)n >= len) n = len ? (int)len - 1 : 0;
+  for (int i = 0; i < n; i++) {
+    char ch = out[i];
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))) out[i] = '_';
+  }
+  return n;
+}
+
 void cg_module_free(cg_module *m) {
   free(m->names);
   m->names = NULL;

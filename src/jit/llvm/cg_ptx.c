@@ -172,7 +172,9 @@ char *jit_emit_ptx(ir_kernel *k, const char *sm, char *err, size_t errlen) {
   LLVMContextRef ctx = LLVMContextCreate();
   cg_module m;
   char *ptx = NULL;
-  if (!cg_build(&ptx_target, ctx, k, k->name && *k->name ? k->name : "kernel", &m, err, errlen)) goto out;
+  char prefix[96];
+  cg_symbol_prefix(k, prefix, sizeof prefix);
+  if (!cg_build(&ptx_target, ctx, k, prefix, &m, err, errlen)) goto out;
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   char *dls = LLVMCopyStringRepOfTargetData(dl);
   LLVMSetDataLayout(m.mod, dls);

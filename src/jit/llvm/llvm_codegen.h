@@ -51,6 +51,10 @@ typedef struct {
 bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *prefix,
               cg_module *out, char *err, size_t errlen);
 void cg_module_free(cg_module *m);       /* frees names (the module is the caller's) */
+/* A symbol prefix for kernel k: its name (e.g. "kernel@heat.lua:12") cut to
+** 60 characters with everything but [A-Za-z0-9] made '_', as PTX wants
+** identifiers; returns the length written. */
+int cg_symbol_prefix(const ir_kernel *k, char *out, size_t len);
 
 /* Drops unused (internal) runtime functions, then runs "default<O3>" with
 ** loop and SLP vectorization for tm. */

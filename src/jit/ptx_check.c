@@ -1,0 +1,76 @@
+/*
+** ptx_check.c -- jit_ptxas_check: emit a kernel's PTX and assemble it with
+** the CUDA toolkit's ptxas, so that every kernel the CPU runs is also known
+** to compile for NVIDIA GPUs on machines that have the toolkit but no GPU.
+** The test suite runs the language tests and examples a second time with
+** LT_CHECK_PTX=<ptxas> (tests/tests.cmake); src/lang/kernel.c calls this for
+** every kernel it compiles then.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jit.h"
+
+/* PTX for sm_70 assembles for every later GPU; CUDA 13's ptxas dropped sm_70
+** itself, so then assemble for its oldest target, sm_75. */
+static const char *assemble_arch(const char *ptxas) {
+  static char arch[8];
+  if (!arch[0]) {
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_70 --version >/dev/null 2>&1", ptxas);
+    strcpy(arch, system(cmd) == 0 ? "sm_70" : "sm_75");
+  }
+  return arch;
+}
+
+/* Runs cmd, keeping the tail of its output in out; returns its exit status. */
+static int run_capture(const char *cmd, char *out, size_t len) {
+  FILE *f = popen(cmd, "r");
+  if (!f) return -1;
+  size_t n = 0;
+  char line[512];
+  out[0] = 0;
+  while (fgets(line, sizeof line, f)) {
+    size_t l = strlen(line);
+    if (n + l >= len) n = 0;   /* keep the last lines that fit */
+    memcpy(out + n, line, l + 1);
+    n += l;
+  }
+  return pclose(f);
+}
+
+bool jit_ptxas_check(ir_kernel *k, const char *ptxas, char *err, size_t errlen) {
+  if (strchr(ptxas, '\'')) {
+    snprintf(err, errlen, "the ptxas path '%s' contains a quote", ptxas);
+    return false;
+  }
+  char *ptx = jit_emit_ptx(k, "sm_70", err, errlen);
+  if (!ptx) return false;
+  char path[512];
+  const char *dir = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/lattice_ptx_XXXXXX", dir && *dir && !strchr(dir, '\'') ? dir : "/tmp");
+  int fd = mkstemp(path);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!f) {
+    snprintf(err, errlen, "cannot write a temporary file for ptxas");
+    if (fd >= 0) close(fd);
+    free(ptx);
+    return false;
+  }
+  bool wrote = fputs(ptx, f) >= 0;
+  wrote &= fclose(f) == 0;
+  free(ptx);
+  char cmd[1400], out[600];
+  snprintf(cmd, sizeof cmd, "'%s' -arch=%s -c '%s' -o /dev/null 2>&1", ptxas, assemble_arch(ptxas), path);
+  int rc = wrote ? run_capture(cmd, out, sizeof out) : -1;
+  if (rc != 0) {
+    /* the file stays for inspection */
+    snprintf(err, errlen, "ptxas rejected the PTX of kernel %s (kept in %s): %s", k->name, path,
+             wrote ? out : "could not write it");
+    return false;
+  }
+  unlink(path);
+  return true;
+}
