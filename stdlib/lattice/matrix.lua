@@ -170,7 +170,8 @@ CType.__call = function(c, ...)
   local flat = {}
   local nargs = select("#", ...)
   for k = 1, nargs do flatten_args(flat, (select(k, ...)), "lt." .. c.name) end
-  if #flat == 1 and c.count > 1 and nargs == 1 and not is_mat(...) and type(...) ~= "table" then
+  local one = (...)
+  if #flat == 1 and c.count > 1 and nargs == 1 and (T.is_kv(one) or type(one) == "number" or type(one) == "boolean") then
     for k = 2, c.count do flat[k] = flat[1] end
   end
   if #flat ~= c.count then
