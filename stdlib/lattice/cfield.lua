@@ -172,6 +172,16 @@ end
 function methods.active(f) return M.first(f):active() end
 function methods.deactivate_all(f) return M.first(f):deactivate_all() end
 
+-- Component k's scalar field, named after f when f has a name.
+local function comp(f, k)
+  local c = f._comps[k]
+  if not rawget(c, "_name") then
+    local nm = rawget(f, "_name") or fieldm.find_name(f)
+    if nm then fieldm.set_name(c, nm .. f._ct:leaf_names()[k]) end
+  end
+  return c
+end
+
 -- The scalar field view of one component: v:component(k), m:component(i, j).
 function methods.component(f, i, j)
   local k = f._ct:component_slot(i, j)
@@ -179,7 +189,7 @@ function methods.component(f, i, j)
     fail("field '" .. name_of(f) .. "' (" .. tostring(f._ct) .. ") has no component " .. tostring(i) ..
       (j ~= nil and (", " .. tostring(j)) or ""))
   end
-  return f._comps[k]
+  return comp(f, k)
 end
 
 function props.shape(f) M.ready(f); local s = {}; for i, n in ipairs(f._shape) do s[i] = n end; return s end
@@ -203,7 +213,7 @@ CField.__index = function(f, k)
     if p then return p(f) end
     local view = f._ct:member_view(f, k)               -- struct members: s.vel
     if view then return view end
-    if SWZ[k] and f._ct.m == nil and f._ct.n and SWZ[k] < f._ct.n then return f._comps[SWZ[k] + 1] end
+    if SWZ[k] and f._ct.m == nil and f._ct.n and SWZ[k] < f._ct.n then return comp(f, SWZ[k] + 1) end
     fail("field '" .. name_of(f) .. "' (" .. tostring(f._ct) .. ") has no member '" .. k .. "' (composite "
       .. "fields have: shape, dtype, name, value, fill, to_table, component" ..
       (f._ct.n and f._ct.m == nil and ", x, y, z, w" or "") .. ")")

@@ -208,11 +208,11 @@ local function trace(k, tys)
   local ok, res = pcall(function()
     local args, n = {}, 0
     for i, t in ipairs(tys) do
-      if t.tree then args[i] = treem.proxy(t.tree)
-      elseif t.leaf_types then
+      if t.leaf_types then
         local leaves = {}
         for k, lt_ in ipairs(t:leaf_types()) do leaves[k] = T.sym(b:arg(n), lt_); n = n + 1 end
         args[i] = t:from_flat(leaves)
+      elseif t.tree then args[i] = treem.proxy(t.tree)
       else args[i] = T.sym(b:arg(n), t); n = n + 1 end
     end
     local ctx = T.push_function()
