@@ -130,6 +130,9 @@ local function rewrite_function(k, fn)
     if name == "_ENV" and type(v) == "table" then v = kernel_env(v, lt) end
     if fieldm.is_field(v) and not rawget(v, "_name") then fieldm.set_name(v, name) end
     if require("lattice.cfield").is(v) and not rawget(v, "_name") then v.name = name end
+    if getmetatable(v) == M.Func and not v.named then    -- name helpers in messages by their variable
+      v.named, v.name = true, "'" .. name .. "' (defined at " .. v.short_src .. ":" .. v.line .. ")"
+    end
     values[i] = v
   end
   local rewrite = require "lattice.rewrite"
