@@ -108,6 +108,13 @@ local sum = lt.field(lt.f32, {})
 lt.kernel(function() for i in v.x do lt.atomic_add(sum.value, v.y[i]) end end)()
 C.check("loop over a component view", sum.value, 16.0)
 
+-- atomics on vector field elements: one atomic per component
+local total = lt.field(lt.vec3, {})
+lt.kernel(function()
+  for i in lt.ndrange(100) do lt.atomic_add(total.value, lt.vec3(1, i, -2)) end
+end)()
+same(total.value, { 100, 4950, -200 }, "vector atomic_add")
+
 -- grouped loops give an index vector, in kernels and in Lua scope
 local d = lt.field(lt.ivec2, { 3, 4 })
 lt.kernel(function()
