@@ -76,7 +76,9 @@ function M.install(lt)
     if is_mat(c) or is_mat(a) or is_mat(b) then
       local ref = is_mat(a) and a or (is_mat(b) and b or c)
       local function at(x, k) return is_mat(x) and mx.vals(x)[k] or x end
-      for _, x in ipairs { c, a, b } do
+      local args = table.pack(c, a, b)
+      for k = 1, 3 do
+        local x = args[k]
         if is_mat(x) and (x._n ~= ref._n or x._m ~= ref._m) then fail("shape mismatch in lt.select") end
       end
       local e = {}
@@ -101,6 +103,23 @@ function M.install(lt)
     if getmetatable(x) == hooks.NDRange then return setmetatable({ range = x }, hooks.GroupedRange) end
     if cfield.is(x) then x = cfield.first(x) end
     return grouped(x)
+  end
+
+  -- sparse operations on a composite field act on the cells of its first component
+  for _, name in ipairs { "activate", "deactivate", "is_active", "length", "deactivate_all" } do
+    local f = lt[name]
+    lt[name] = function(x, ...)
+      if cfield.is(x) then x = cfield.first(x) end
+      return f(x, ...)
+    end
+  end
+  local append = lt.append
+  lt.append = function(x, ...)
+    if cfield.is(x) then
+      fail("lt.append needs a scalar field in a dynamic level of its own; for a vector field reserve the slot "
+        .. "with an atomic counter (local n = lt.atomic_add(count[i], 1)) and write x[i][n] = v")
+    end
+    return append(x, ...)
   end
 
   -- for k in lt.static_range(n) / lt.static_range(a, b[, step]): unrolled, end exclusive

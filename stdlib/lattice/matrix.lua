@@ -515,7 +515,9 @@ local function zip(op, f, a, b, opname)
   if ma and mb and (a._n ~= b._n or a._m ~= b._m) then
     fail("shape mismatch in " .. opname .. ": " .. tname(a) .. " and " .. tname(b))
   end
-  for _, x in ipairs { a, b } do
+  for k = 1, 2 do
+    local x = b
+    if k == 1 then x = a end
     if not is_mat(x) and not elem_type(x) then
       local d = describe(x)
       fail("cannot apply " .. opname .. " to " .. T.an(tname(ref)) .. " value and " .. (d or ("a " .. type(x))))
@@ -562,6 +564,10 @@ Mat.__le = Mat.__lt
 
 -- Element-wise comparison (hooks route `a < b` here when either is a vector).
 function M.compare(name, a, b)
+  -- v == nil, v ~= "x": Lua's meaning (a vector is not equal to a non-number)
+  if name == "eq" or name == "ne" then
+    if (not is_mat(a) and not elem_type(a)) or (not is_mat(b) and not elem_type(b)) then return name == "ne" end
+  end
   local lua = ({ lt = function(x, y) return x < y end, le = function(x, y) return x <= y end,
     gt = function(x, y) return x > y end, ge = function(x, y) return x >= y end,
     eq = function(x, y) return x == y end, ne = function(x, y) return x ~= y end })[name]

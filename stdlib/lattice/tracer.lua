@@ -628,6 +628,8 @@ end
 
 -- The kernel's `return v` at the end of the function.
 function T.emit_return(v)
+  local cm = composite(v)
+  if cm then fail("a kernel returns one scalar, not " .. cm.describe(v) .. "; write composite results to a field") end
   local s, t = lift(v)
   S.b:set_ret(t.id)
   B():jump("return", s)

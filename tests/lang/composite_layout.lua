@@ -80,6 +80,19 @@ end
 same(run("soa"), aos, "soa")
 same(run("sparse"), aos, "sparse")
 
+-- sparse operations on a vector field act on its cells
+local sx = lt.field(lt.vec2)
+lt.root:pointer(lt.i, 4):dense(lt.i, 4):place(sx)
+sx[5] = { 1, 2 }
+C.check("is_active on a vector field", lt.is_active(sx, 5), true)
+C.check("inactive block", lt.is_active(sx, 12), false)
+local cnt = lt.field(lt.i32, {})
+lt.kernel(function() for i in sx do lt.atomic_add(cnt.value, 1); sx[i] = sx[i] + 1 end end)()
+C.check("struct-for over a sparse vector field", cnt.value, 4)
+same(sx[5], { 2, 3 }, "sparse vector update")
+same(sx[6], { 1, 1 }, "sparse vector update (2)")
+C.check_error("append", function() lt.append(sx, 1) end, "lt.append needs a scalar field")
+
 -- tree types with vector and struct fields
 local Grid = lt.tree { fields = { rho = lt.f32, vel = lt.vec2, cell = lt.struct { n = lt.i32, g = lt.vec3 } },
   lt.dense(lt.ij, 4) { "rho", "vel", "cell" } }
