@@ -122,6 +122,37 @@ function M.install(lt)
     return append(x, ...)
   end
 
+  -- lt.static(lt.ndrange(3, 3)) / lt.static(lt.grouped(lt.ndrange(3, 3))): the
+  -- range unrolled at trace time (a Lua iterator over Lua integers / index vectors)
+  local static = lt.static
+  lt.static = function(a, b, step)
+    local m = getmetatable(a)
+    if m == hooks.NDRange or m == hooks.GroupedRange then
+      local r = m == hooks.NDRange and a or a.range
+      for _, d in ipairs(r.dims) do
+        if math.type(d[1]) ~= "integer" or math.type(d[2]) ~= "integer" then
+          fail("lt.static(lt.ndrange(...)) needs Lua integer bounds (capture them from outside the kernel)")
+        end
+      end
+      local tuples = {}
+      local fresh = setmetatable({ dims = r.dims }, hooks.NDRange)
+      while true do
+        local t = table.pack(fresh(nil, nil))
+        if t[1] == nil then break end
+        tuples[#tuples + 1] = t
+      end
+      local pos = 0
+      return function()
+        pos = pos + 1
+        local t = tuples[pos]
+        if not t then return nil end
+        if m == hooks.GroupedRange then return M.index_vector(table.unpack(t, 1, t.n)) end
+        return table.unpack(t, 1, t.n)
+      end
+    end
+    return static(a, b, step)
+  end
+
   -- for k in lt.static_range(n) / lt.static_range(a, b[, step]): unrolled, end exclusive
   function lt.static_range(a, b, step)
     if b == nil then a, b = 0, a end

@@ -102,6 +102,24 @@ function methods.sum(v)
   return s
 end
 
+-- The largest / smallest component.
+local function reduce(v, what, op)
+  local e = vals(v)
+  local r = e[1]
+  for k = 2, #e do
+    if kv(r, e[k]) then r = T.binary_builtin(op, r, e[k]) else r = math[op](r, e[k]) end
+  end
+  return r
+end
+function methods.max(v) return reduce(v, "max", "max") end
+function methods.min(v) return reduce(v, "min", "min") end
+
+-- v:cast(lt.i32): the value converted per component.
+function methods.cast(v, t)
+  if not types.is_type(t) then fail("v:cast needs a scalar type such as lt.i32") end
+  return mx.ctype(v._n, v._m, t)(v)
+end
+
 -- The outer product a b^T (an n x m matrix).
 function methods.outer(a, b)
   need_vec(a, "outer")

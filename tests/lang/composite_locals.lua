@@ -94,6 +94,41 @@ local unrolled = 0
 for k in lt.static_range(2, 10, 3) do unrolled = unrolled + k end
 C.check("static_range in Lua scope", unrolled, 2 + 5 + 8)
 
+-- an unrolled grouped range (the MPM stencil pattern): offsets are vectors of Lua
+-- integers, so they index Lua tables of weights; atomics scatter vectors
+local g = lt.field(lt.vec2, { 8, 8 })
+local scatter = lt.kernel(function()
+  for p in lt.ndrange(4) do
+    local base = lt.vec2(p + 0.7, p + 0.2):cast(lt.i32)
+    local w = { lt.vec2(1, 2), lt.vec2(3, 4), lt.vec2(5, 6) }
+    for off in lt.static(lt.grouped(lt.ndrange(3, 3))) do
+      lt.atomic_add(g[base + off], lt.vec2(w[off.x + 1].x * w[off.y + 1].y, off:max() - off:min()))
+    end
+  end
+end)
+scatter()
+local ref = {}
+for p = 0, 3 do
+  for ox = 0, 2 do
+    for oy = 0, 2 do
+      local key = (p + ox) .. "," .. (p + oy)
+      local r = ref[key] or { 0, 0 }
+      r[1] = r[1] + ({ 1, 3, 5 })[ox + 1] * ({ 2, 4, 6 })[oy + 1]
+      r[2] = r[2] + math.max(ox, oy) - math.min(ox, oy)
+      ref[key] = r
+    end
+  end
+end
+for i = 0, 7 do
+  for j = 0, 7 do
+    local r = ref[i .. "," .. j] or { 0, 0 }
+    C.check(("scatter %d %d"):format(i, j), g[i][j][1] .. "," .. g[i][j][2], (r[1] + 0.0) .. "," .. (r[2] + 0.0))
+  end
+end
+local ir2 = scatter:ir():match("# after trace(.-)# after")
+C.check("the stencil is unrolled (no inner loop)", ir2:find("range_for", 1, true) ~= nil and
+  select(2, ir2:gsub("range_for", "")) == 1, true)
+
 -- dynamic indices are an error that names the fix
 local dyn = lt.kernel(function(j)
   for i in lt.ndrange(2) do local v = lt.vec2(1, 2); acc[i] = v[j] end
