@@ -289,6 +289,10 @@ function K:__call(...)
       tys[i], key[i] = t, tostring(t)
       goto continue
     end
+    if type(v) == "table" and not t then
+      state.raise(("kernel %s: argument '%s' is a table: vector, matrix and struct arguments need their type, "
+        .. "e.g. lt.kernel(fn, {%s = lt.vec2})"):format(self.name, p, p))
+    end
     if type(v) ~= "number" then
       state.raise(("kernel %s: argument '%s' must be a number%s, got a %s"):format(self.name, p,
         t and (" (" .. t.name .. ")") or "", type(v)))

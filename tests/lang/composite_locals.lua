@@ -68,6 +68,8 @@ C.check_error("wrong component count", function() args({ 1, 2 }, lt.mat3:identit
   "cannot assign 2 components to kernel args: argument 'g'")
 C.check_error("a scalar for a vector", function() args(1, lt.mat3:identity(), Body {}) end,
   "argument 'g' (vec3)")
+local untyped = lt.kernel(function(g) res[0] = g end)
+C.check_error("an unannotated vector argument", function() untyped({ 1, 2, 3 }) end, "need their type, e.g.")
 local big = lt.kernel(function(M, N2) res[0] = M:mul(N2)[0] end, { M = lt.mat3, N2 = lt.mat3 })
 C.check_error("too many scalar slots", function() big(lt.mat3(0), lt.mat3(0)) end, "at most 16")
 
