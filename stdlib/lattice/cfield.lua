@@ -207,12 +207,12 @@ local SWZ = { x = 0, y = 1, z = 2, w = 3 }
 CField.__index = function(f, k)
   if type(k) == "string" then
     if k:sub(1, 1) == "_" then return nil end
+    local view = f._ct:member_view(f, k)               -- struct members first: s.vel
+    if view then return view end
     local m = methods[k]
     if m then return m end
     local p = props[k]
     if p then return p(f) end
-    local view = f._ct:member_view(f, k)               -- struct members: s.vel
-    if view then return view end
     if SWZ[k] and f._ct.m == nil and f._ct.n and SWZ[k] < f._ct.n then return comp(f, SWZ[k] + 1) end
     fail("field '" .. name_of(f) .. "' (" .. tostring(f._ct) .. ") has no member '" .. k .. "' (composite "
       .. "fields have: shape, dtype, name, value, fill, to_table, component" ..

@@ -127,6 +127,8 @@ lt.kernel(function()
   for i in lt.ndrange(100) do lt.atomic_add(total.value, lt.vec3(1, i, -2)) end
 end)()
 same(total.value, { 100, 4950, -200 }, "vector atomic_add")
+total.value = { 1, 2, 3 }
+same(total.value, { 1, 2, 3 }, "0-D vector field write")
 
 -- grouped loops give an index vector, in kernels and in Lua scope
 local d = lt.field(lt.ivec2, { 3, 4 })

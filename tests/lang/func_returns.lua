@@ -99,6 +99,34 @@ for i = 0, N - 1 do
   C.check("pass by value " .. i, r[i][5], x)
 end
 
+-- struct arguments by value, and a struct returned early from a loop
+local Body = lt.struct { pos = lt.vec2, m = lt.f32 }
+local heavier = lt.func(function(b, dm) b.m = b.m + dm; b.pos.x = 0; return b end)
+local find_heavy = lt.func(function(n)
+  for k = 0, n do
+    if k * k > 10 then return Body { pos = lt.vec2(k, -k), m = k } end
+  end
+  return Body { m = -1 }
+end)
+local bres = lt.field(Body, 4)
+local kb2 = lt.kernel(function()
+  for i in lt.ndrange(4) do
+    local b = Body { pos = lt.vec2(i, 1), m = 2 }
+    local h = heavier(b, i)
+    if i < 2 then bres[i] = h else bres[i] = find_heavy(i + 1) end
+    bres[i].pos.y = bres[i].pos.y + b.pos.x     -- b is unchanged by the helper
+  end
+end)
+kb2()
+local want = { { m = 2, pos = { 0, 1 } }, { m = 3, pos = { 0, 2 } }, { m = -1, pos = { 0, 2 } },
+  { m = 4, pos = { 4, -1 } } }
+for i = 0, 3 do
+  local got = bres[i]
+  C.check("struct helper m " .. i, got.m, want[i + 1].m + 0.0)
+  C.check("struct helper pos " .. i, got.pos[1] .. "," .. got.pos[2],
+    (want[i + 1].pos[1] + 0.0) .. "," .. (want[i + 1].pos[2] + 0.0))
+end
+
 -- a helper called from Lua runs as plain Lua (vectors work on numbers there)
 local n = polar(lt.vec2(3, 4))
 C.check("lt.func from Lua", n, 5.0)
