@@ -121,6 +121,16 @@ local sum = lt.field(lt.f32, {})
 lt.kernel(function() for i in v.x do lt.atomic_add(sum.value, v.y[i]) end end)()
 C.check("loop over a component view", sum.value, 16.0)
 
+-- SoA mistakes: a component left unplaced, components of different shapes
+local half = lt.field(lt.vec2)
+lt.root:dense(lt.i, 4):place(half.x)
+C.check_error("unplaced component", function() return half[0] end, "component 1 of field 'half' is not placed")
+local odd = lt.field(lt.vec2)
+lt.root:dense(lt.i, 4):place(odd.x)
+lt.root:dense(lt.i, 5):place(odd.y)
+C.check_error("components of different shapes", function() return odd[0] end, "placed with different shapes")
+C.check_error("placed twice", function() lt.root:dense(lt.i, 4):place(odd) end, "is placed twice")
+
 -- atomics on vector field elements: one atomic per component
 local total = lt.field(lt.vec3, {})
 lt.kernel(function()
