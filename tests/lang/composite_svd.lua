@@ -1,6 +1,7 @@
 -- lt.svd and lt.polar_decompose for 2x2 and 3x3 matrices, in f32 and f64:
 -- on random matrices (both signs of the determinant, and rank-deficient
--- ones), checks reconstruction U S V^T == A, orthogonality and det +1 of U
+-- ones, the identity, rotations, zero), checks reconstruction U S V^T == A,
+-- orthogonality and det +1 of U
 -- and V, diagonal S sorted by magnitude; R S == A with R a rotation and S
 -- symmetric. All checks are computed here in plain Lua from the fields.
 local lt = require "lattice"
@@ -52,8 +53,19 @@ local function random_matrix(n, i)
     for c = 1, n do m[n][c] = m[1][c] end
   elseif i % 10 == 1 then                      -- diagonal (already decomposed)
     for r = 1, n do for c = 1, n do if r ~= c then m[r][c] = 0 end end end
-  elseif i % 10 == 2 then                      -- a rotation times a scale near identity
-    for r = 1, n do m[r][r] = m[r][r] * 0.01 + 1 end
+  elseif i % 10 == 2 then                      -- near the identity (deformation gradients)
+    for r = 1, n do for c = 1, n do m[r][c] = m[r][c] * 0.01 + (r == c and 1 or 0) end end
+  elseif i % 10 == 3 then                      -- exactly the identity, or a multiple of it
+    for r = 1, n do for c = 1, n do m[r][c] = (r == c) and (i % 20 == 3 and 1 or -0.5) or 0 end end
+  elseif i % 10 == 4 then                      -- a rotation (all singular values 1)
+    local a, b = math.random() * 6, math.random() * 6
+    if n == 2 then m = { { math.cos(a), -math.sin(a) }, { math.sin(a), math.cos(a) } }
+    else
+      local ca, sa, cb, sb = math.cos(a), math.sin(a), math.cos(b), math.sin(b)
+      m = matmul({ { ca, -sa, 0 }, { sa, ca, 0 }, { 0, 0, 1 } }, { { 1, 0, 0 }, { 0, cb, -sb }, { 0, sb, cb } })
+    end
+  elseif i % 10 == 5 then                      -- zero
+    for r = 1, n do for c = 1, n do m[r][c] = 0 end end
   end
   return m
 end
