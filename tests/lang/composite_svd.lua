@@ -1,9 +1,9 @@
 -- lt.svd and lt.polar_decompose for 2x2 and 3x3 matrices, in f32 and f64:
 -- on random matrices (both signs of the determinant, and rank-deficient
 -- ones, the identity, rotations, zero), checks reconstruction U S V^T == A,
--- orthogonality and det +1 of U
--- and V, diagonal S sorted by magnitude; R S == A with R a rotation and S
--- symmetric. All checks are computed here in plain Lua from the fields.
+-- orthogonality and det +1 of U and V, diagonal S sorted by magnitude;
+-- R S == A with R a rotation and S symmetric. All checks are computed here in
+-- plain Lua from the fields.
 local lt = require "lattice"
 lt.init {}
 
