@@ -74,8 +74,11 @@ M.shape_text = shape_text
 local serial = 0
 -- lt.field(dtype, shape, name): shape nil = placed later; {} = 0-D.
 function M.new(ensure, dtype, shape, name)
+  local cfield = require "lattice.cfield"
+  if cfield.is_ctype(dtype) then return cfield.new(ensure, dtype, shape, name) end   -- vectors, matrices, structs
   if not types.is_type(dtype) or dtype.name == "i1" then
-    raise("lt.field: the first argument must be a scalar type such as lt.f32 (got " .. tostring(dtype) .. ")")
+    raise("lt.field: the first argument must be a scalar or composite type such as lt.f32 or lt.vec2 (got " ..
+      tostring(dtype) .. ")")
   end
   if name ~= nil and type(name) ~= "string" then
     raise("lt.field: the name must be a string")
@@ -194,10 +197,27 @@ Builder.__tostring = function(b)
 end
 M.Builder = Builder
 
-function Builder:place(...)
-  check_builder(self)
+-- The scalar fields to place for place(...)'s arguments: a composite field
+-- places all its components here, in one cell (AoS).
+local function place_list(...)
+  local cfield = require "lattice.cfield"
+  local list = {}
   for i = 1, select("#", ...) do
     local f = select(i, ...)
+    if cfield.is(f) then
+      for _, c in ipairs(cfield.components(f)) do list[#list + 1] = c end
+    else
+      list[#list + 1] = f
+    end
+  end
+  return list
+end
+
+function Builder:place(...)
+  check_builder(self)
+  local list = place_list(...)
+  for i = 1, #list do
+    local f = list[i]
     if not is_field(f) then
       raise("place: argument " .. i .. " is not a field (create one with lt.field(lt.f32))")
     end
@@ -374,9 +394,10 @@ Field.__index = function(f, k)
   end
   if tracer.active() then return tracer.field_index(f, k) end
   M.ready(f)
-  if type(k) == "table" and not tracer.is_kv(k) then     -- x[I], I = {i, j}
-    if #k ~= f._nidx then wrong_count(f, #k) end
-    return host_get(f, k)
+  local list = tracer.index_list(k)
+  if list then                                           -- x[I], I = {i, j} or an index vector
+    if #list ~= f._nidx then wrong_count(f, #list) end
+    return host_get(f, list)
   end
   if f._nidx == 0 then
     raise("field '" .. guess_name(f) .. "' has no indices (0-D): read it with x.value")
@@ -397,7 +418,7 @@ Field.__newindex = function(f, k, v)
     raise("cannot set member '" .. k .. "' of a field (only x.value and x.name can be assigned)")
   end
   local idx = { k }
-  if type(k) == "table" and not tracer.is_kv(k) and not is_field(k) then idx = k end  -- x[I] = v
+  if not is_field(k) then idx = tracer.index_list(k) or idx end  -- x[I] = v
   if tracer.active() then return tracer.field_write(f, idx, v) end
   M.ready(f)
   if f._nidx ~= #idx then wrong_count(f, #idx) end

@@ -16,6 +16,8 @@ local fail, lift, is_kv = T.fail, T.lift, T.is_kv
 -- ---- locals -----------------------------------------------------------------------
 
 local function declare(v)
+  local cm = T.composite(v)
+  if cm then return cm.declare(v) end            -- a composite local: one variable per scalar
   local tv = type(v)
   if tv == "number" or tv == "boolean" or is_kv(v) then return T.new_var(v) end
   return v
@@ -30,8 +32,14 @@ end
 
 local function assign_one(name, old, new)
   local m = getmetatable(old)
+  if T.composite_mt[m] then return m.assign(old, new, name) end
   if m == T.Var then
     local tn = type(new)
+    local cm = T.composite(new)
+    if cm then
+      fail("cannot assign " .. cm.describe(new) .. " to the scalar kernel variable '" .. name .. "' (" ..
+        old.t.name .. ")")
+    end
     if tn ~= "number" and tn ~= "boolean" and not is_kv(new) then
       fail("cannot assign a " .. (new == nil and "nil" or tn) .. " value to the kernel variable '" .. name ..
         "' (" .. old.t.name .. ")")
@@ -80,6 +88,7 @@ for _, name in ipairs { "lt", "le", "gt", "ge", "eq", "ne" } do
     eq = function(a, b) return a == b end, ne = function(a, b) return a ~= b end,
   })[name]
   H[name] = function(a, b)
+    if T.composite(a) or T.composite(b) then return T.compare(name, a, b) end
     if not is_kv(a) and not is_kv(b) then return lua_cmp(a, b) end
     return T.compare(name, a, b)
   end
@@ -101,7 +110,7 @@ local function in_block(blk, fn, ...)
 end
 
 -- A control code (and value) that reached the end of a closure run in an IR block.
-local function ir_code(where, code, v)
+local function ir_code(where, code, ...)
   if code == BREAK then
     local l = loops()
     local kind = l[#l]
@@ -117,7 +126,7 @@ local function ir_code(where, code, v)
         .. "(lt.static or a Lua iterator); use a numeric for (an IR loop)")
     end
   elseif code == RETURN then
-    if T.early_return(v) then return end
+    if T.early_return(...) then return end
     fail("return " .. where .. " is not supported in a function defined inside a kernel; "
       .. "assign the result to a local and return it at the end (or make the function an lt.func)")
   end
@@ -183,7 +192,8 @@ function H.repeat_(bodyf)
   local w = b:while_()
   ir_loop(function()
     in_block(b:child(w, 0), function()
-      local code, c = bodyf()
+      local r = table.pack(bodyf())
+      local code, c = r[1], r[2]
       if code == UNTIL then
         local cs = T.cond(c)
         if cs then
@@ -193,7 +203,7 @@ function H.repeat_(bodyf)
           T.B():jump("break")
         end
       else
-        ir_code("inside a loop", code, c)
+        ir_code("inside a loop", table.unpack(r, 1, r.n))
       end
     end)
   end)
@@ -255,8 +265,8 @@ function H.for_(a, b, step, body)
       local iv = bb:load(var)
       local c = T.sym(bb:binary(step > 0 and "cmp_le" or "cmp_ge", iv, sb), types.by_name.i1)
       break_unless(c)
-      local code, rv = body(T.sym(iv, I32))
-      if code then return ir_code("inside a loop", code, rv) end
+      local r = table.pack(body(T.sym(iv, I32)))
+      if r[1] then return ir_code("inside a loop", table.unpack(r, 1, r.n)) end
       local b2 = T.B()
       b2:store(var, b2:binary("add", b2:load(var), b2:const_int(I32.id, step)))
     end)
@@ -266,23 +276,24 @@ end
 
 -- ---- generic for --------------------------------------------------------------------------------
 
-local NDRange, Static = {}, {}
-H.NDRange, H.Static = NDRange, Static
+local NDRange, Static, GroupedRange = {}, {}, {}
+H.NDRange, H.Static, H.GroupedRange = NDRange, Static, GroupedRange
+H.index_vector = nil          -- set by composite.lua: indices -> an index vector
 
 -- Runs body over Lua values (unrolled); stops on break, propagates return.
 local function unroll(body, iter)
   local l = loops()
   l[#l + 1] = "static"
-  local ok, code, v = pcall(function()
+  local res = table.pack(pcall(function()
     for vals in iter do
-      local c, r = body(table.unpack(vals, 1, vals.n))
-      if c == BREAK then break end
-      if c == RETURN then return c, r end
+      local r = table.pack(body(table.unpack(vals, 1, vals.n)))
+      if r[1] == BREAK then break end
+      if r[1] == RETURN then return table.unpack(r, 1, r.n) end
     end
-  end)
+  end))
   l[#l] = nil
-  if not ok then error(code, 0) end
-  return code, v
+  if not res[1] then error(res[2], 0) end
+  return table.unpack(res, 2, res.n)
 end
 
 local function ndrange_loop(r, body)
@@ -351,7 +362,7 @@ local function field_loop(f, body, grouped)
       .. "as an argument annotated with its tree type")
   end
   local b = body
-  if grouped then b = function(...) return body({ ... }) end end
+  if grouped then b = function(...) return body(H.index_vector(...)) end end
   local sparse = require "lattice.sparse"
   local level, nidx = sparse.struct_level(f)
   if level then return struct_loop(level, nidx, b) end
@@ -361,8 +372,12 @@ local function field_loop(f, body, grouped)
 end
 
 function H.gfor(body, f, s, ctl)
+  if T.cfield and T.cfield.is(f) then f = T.cfield.first(f) end   -- a vector field: loop over its cells
   local m = getmetatable(f)
   if m == NDRange then return ndrange_loop(f, body) end
+  if m == GroupedRange then
+    return ndrange_loop(f.range, function(...) return body(H.index_vector(...)) end)
+  end
   local sparse = require "lattice.sparse"
   if m == sparse.Grouped then return field_loop(f.f, body, true) end
   if m == Static then

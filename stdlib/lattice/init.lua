@@ -238,5 +238,8 @@ for _, op in ipairs { "add", "sub", "min", "max" } do
   lt["atomic_" .. op] = function(target, v) return T.atomic(op, target, v) end
 end
 
+-- vectors, matrices, structs, lt.static_range (composite.lua)
+require("lattice.composite").install(lt)
+
 lt.version = "0.1.0"
 return lt

@@ -34,9 +34,9 @@ function M.new(fn, argtypes)
       state.raise("lt.kernel: the kernel has no argument named '" .. tostring(name) .. "'")
     end
     local treem = require "lattice.tree"
-    if not treem.is_type(t) and (not types.is_type(t) or t.name == "i1") then
-      state.raise("lt.kernel: the type of argument '" .. name .. "' must be a scalar type such as lt.f32 "
-        .. "or a tree type (lt.tree{...})")
+    if not treem.is_type(t) and (not types.is_type(t) or t.name == "i1") and not require("lattice.cfield").is_ctype(t) then
+      state.raise("lt.kernel: the type of argument '" .. name .. "' must be a scalar type such as lt.f32, "
+        .. "a vector, matrix or struct type (lt.vec2) or a tree type (lt.tree{...})")
     end
   end
   return setmetatable({
@@ -129,6 +129,10 @@ local function rewrite_function(k, fn)
     names[i] = name
     if name == "_ENV" and type(v) == "table" then v = kernel_env(v, lt) end
     if fieldm.is_field(v) and not rawget(v, "_name") then fieldm.set_name(v, name) end
+    if require("lattice.cfield").is(v) and not rawget(v, "_name") then v.name = name end
+    if getmetatable(v) == M.Func and not v.named then    -- name helpers in messages by their variable
+      v.named, v.name = true, "'" .. name .. "' (defined at " .. v.short_src .. ":" .. v.line .. ")"
+    end
     values[i] = v
   end
   local rewrite = require "lattice.rewrite"
@@ -164,15 +168,26 @@ function Func:__call(...)
     rf = rewrite_function(self, self.fn)
     S.funcs[self] = rf
   end
+  -- functions are inlined: a call to one already being inlined would never end
+  S.active_funcs = S.active_funcs or {}
+  if S.active_funcs[self] then
+    T.fail("lt.func " .. self.name .. " calls itself (recursion): lt.func calls are inlined when the kernel is "
+      .. "traced, so recursion is not supported; write a loop")
+  end
   -- pass by value: each kernel value arrives in a fresh variable, so the
   -- helper may assign to its parameters without touching the caller's
   local args = table.pack(...)
   for i = 1, args.n do
-    if T.is_kv(args[i]) then args[i] = T.new_var(args[i]) end
+    local cm = T.composite(args[i])
+    if cm then args[i] = cm.declare(args[i])
+    elseif T.is_kv(args[i]) then args[i] = T.new_var(args[i]) end
   end
+  S.active_funcs[self] = true
   local ctx = T.push_function()
-  local ret = rf(table.unpack(args, 1, args.n))
-  return T.pop_function(ctx, ret)
+  local res = table.pack(pcall(function() return T.pop_function(ctx, rf(table.unpack(args, 1, args.n))) end))
+  S.active_funcs[self] = nil
+  if not res[1] then error(res[2], 0) end
+  return table.unpack(res, 2, res.n)
 end
 
 -- tys[i]: the scalar type of parameter i, or {tree = tree type} for an
@@ -183,7 +198,11 @@ local function trace(k, tys)
 
   local b = core.builder_new(state.prog, k.name)
   local ids = {}
-  for _, t in ipairs(tys) do if not t.tree then ids[#ids + 1] = t.id end end
+  for _, t in ipairs(tys) do
+    if t.leaf_types then                                   -- a vector/matrix/struct: one argument per scalar
+      for _, lt_ in ipairs(t:leaf_types()) do ids[#ids + 1] = lt_.id end
+    elseif not t.tree then ids[#ids + 1] = t.id end
+  end
   b:set_args(table.unpack(ids))
   b:set_loc(k.short_src, k.line)
   local opts = state.opts
@@ -192,7 +211,11 @@ local function trace(k, tys)
   local ok, res = pcall(function()
     local args, n = {}, 0
     for i, t in ipairs(tys) do
-      if t.tree then args[i] = treem.proxy(t.tree)
+      if t.leaf_types then
+        local leaves = {}
+        for k, lt_ in ipairs(t:leaf_types()) do leaves[k] = T.sym(b:arg(n), lt_); n = n + 1 end
+        args[i] = t:from_flat(leaves)
+      elseif t.tree then args[i] = treem.proxy(t.tree)
       else args[i] = T.sym(b:arg(n), t); n = n + 1 end
     end
     local ctx = T.push_function()
@@ -252,6 +275,24 @@ function K:__call(...)
       tys[i], key[i] = { tree = t }, "tree#" .. t.serial
       goto continue
     end
+    if t and t.leaf_types and not types.is_type(t) then        -- vector/matrix/struct argument
+      local ok, flat = pcall(t.from_lua, t, v, ("kernel %s: argument '%s'"):format(self.name, p))
+      if not ok then state.raise((tostring(flat):gsub("^[^:\n]*:%d+: ", ""))) end
+      for k, lt_ in ipairs(t:leaf_types()) do
+        local x = flat[k]
+        if lt_.is_int then
+          x = math.tointeger(x) or state.raise(("kernel %s: argument '%s': component %d is %s and needs an "
+            .. "integer, got %s"):format(self.name, p, k - 1, lt_.name, tostring(flat[k])))
+        end
+        vals[#vals + 1] = x
+      end
+      tys[i], key[i] = t, tostring(t)
+      goto continue
+    end
+    if type(v) == "table" and not t then
+      state.raise(("kernel %s: argument '%s' is a table: vector, matrix and struct arguments need their type, "
+        .. "e.g. lt.kernel(fn, {%s = lt.vec2})"):format(self.name, p, p))
+    end
     if type(v) ~= "number" then
       state.raise(("kernel %s: argument '%s' must be a number%s, got a %s"):format(self.name, p,
         t and (" (" .. t.name .. ")") or "", type(v)))
@@ -273,6 +314,10 @@ function K:__call(...)
     end
     vals[#vals + 1], tys[i], key[i] = v, t, t.name
     ::continue::
+  end
+  if #vals > 16 then
+    state.raise(("kernel %s: its arguments take %d scalar slots (each component of a vector, matrix or struct "
+      .. "argument takes one); a kernel takes at most 16"):format(self.name, #vals))
   end
   key = table.concat(key, ",")
   local ck = self.cache[key]

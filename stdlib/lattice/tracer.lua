@@ -15,6 +15,18 @@ local T = {}
 local S = nil            -- the trace in progress (see T.begin)
 local Sym, Var, KAcc, Pending = {}, {}, {}, {}
 T.Sym, T.Var, T.Pending = Sym, Var, Pending
+-- Metatables of composite values (vectors, matrices, structs: matrix.lua,
+-- struct.lua). Each provides declare(v) (a local holding a copy),
+-- assign(old, new, name) and describe(v) ("a vec2 value").
+local COMPOSITE = {}
+T.composite_mt = COMPOSITE
+local function composite(x)
+  local m = getmetatable(x)
+  return COMPOSITE[m] and m or nil
+end
+T.composite = composite
+-- Composite fields (cfield.lua): read(f, idx), write(f, idx, v), ready(f), is(f).
+T.cfield = nil
 
 local I1, I32, I64 = types.by_name.i1, types.by_name.i32, types.by_name.i64
 
@@ -102,6 +114,8 @@ local function lift(x)
     wrong_count(x.f, #x.idx)
   elseif m == Pending then
     fail("`c and x` on a kernel condition needs an `or`: write `c and x or y` (it becomes a select)")
+  elseif COMPOSITE[m] then
+    fail(m.describe(x) .. " is used where a scalar is needed")
   end
   local tx = type(x)
   if tx == "number" then
@@ -135,6 +149,8 @@ local function implicit(v, t, what)
     end
     return B():const_float(t.id, v)
   end
+  local cm = composite(v)
+  if cm then fail("cannot assign " .. cm.describe(v) .. " to " .. what .. " (" .. t.name .. ", a scalar)") end
   local s, vt = lift(v)
   if vt == t then return s end
   if vt == I1 or t == I1 then
@@ -151,8 +167,10 @@ T.implicit = implicit
 
 -- ---- operators ------------------------------------------------------------------
 
-local function binop(op, kind)
+local function binop(op, kind, mm)
   return function(a, b)
+    local cm = composite(b) or composite(a)
+    if cm then return cm[mm](a, b) end             -- scalar op vector: broadcast
     local sa, ta = lift(a)
     local sb, tb = lift(b)
     if ta == I1 or tb == I1 then
@@ -173,18 +191,18 @@ local function not_string()
 end
 
 local function install_ops(mt)
-  mt.__add = binop("add", "arith")
-  mt.__sub = binop("sub", "arith")
-  mt.__mul = binop("mul", "arith")
-  mt.__div = binop("div", "arith")
-  mt.__mod = binop("mod", "arith")
-  mt.__pow = binop("pow", "arith")
-  mt.__idiv = binop("floordiv", "arith")
-  mt.__band = binop("bit_and", "bit")
-  mt.__bor = binop("bit_or", "bit")
-  mt.__bxor = binop("bit_xor", "bit")
-  mt.__shl = binop("shl", "shift")
-  mt.__shr = binop("shr", "shift")
+  mt.__add = binop("add", "arith", "__add")
+  mt.__sub = binop("sub", "arith", "__sub")
+  mt.__mul = binop("mul", "arith", "__mul")
+  mt.__div = binop("div", "arith", "__div")
+  mt.__mod = binop("mod", "arith", "__mod")
+  mt.__pow = binop("pow", "arith", "__pow")
+  mt.__idiv = binop("floordiv", "arith", "__idiv")
+  mt.__band = binop("bit_and", "bit", "__band")
+  mt.__bor = binop("bit_or", "bit", "__bor")
+  mt.__bxor = binop("bit_xor", "bit", "__bxor")
+  mt.__shl = binop("shl", "shift", "__shl")
+  mt.__shr = binop("shr", "shift", "__shr")
   mt.__unm = function(a)
     local s, t = lift(a)
     if t == I1 then fail("cannot negate a boolean; use `not`") end
@@ -236,6 +254,16 @@ function T.new_var(v)
   return setmetatable({ v = var, t = t }, Var)
 end
 
+-- A new kernel local of type t holding v (converted implicitly): a component
+-- of a composite local.
+function T.new_var_of(v, t)
+  local s = implicit(v, t, "a " .. t.name .. " component")
+  local b = B()
+  local var = b:alloca(t.id)
+  b:store(var, s)
+  return setmetatable({ v = var, t = t }, Var)
+end
+
 function T.store_var(var, v, name)
   local s = implicit(v, var.t, "the kernel variable '" .. name .. "'")
   B():store(var.v, s)
@@ -248,6 +276,8 @@ local cmp_op = { lt = "cmp_lt", le = "cmp_le", gt = "cmp_gt", ge = "cmp_ge", eq 
 local function numeric(x) return is_kv(x) or type(x) == "number" or type(x) == "boolean" end
 
 function T.compare(name, a, b)
+  local cm = composite(a) or composite(b)
+  if cm then return cm.compare(name, a, b) end
   if not numeric(a) or not numeric(b) then
     if name == "eq" then return false elseif name == "ne" then return true end
     fail("cannot order a kernel value and a " .. (numeric(a) and type(b) or type(a)))
@@ -263,6 +293,10 @@ end
 -- condition). Numbers are never conditions: in Lua 0 is true.
 function T.cond(c)
   local m = getmetatable(c)
+  if COMPOSITE[m] then
+    fail(m.describe(c) .. " is used as a condition; conditions are scalar comparisons (for vectors use "
+      .. "lt.all(a == b) or lt.any(a < b))")
+  end
   if m == Sym or m == Var then
     if c.t ~= I1 then
       fail("condition must be a comparison (got a value of type " .. c.t.name .. "); write x ~= 0")
@@ -285,6 +319,7 @@ end
 -- and/or/not on Lua values keep Lua's semantics (`opts.n or 10` works);
 -- only kernel values must be booleans.
 function T.and_(a, bf)
+  if composite(a) then T.cond(a) end
   if not is_kv(a) and getmetatable(a) ~= Pending then
     if a then return bf() end
     return a
@@ -298,6 +333,7 @@ function T.and_(a, bf)
 end
 
 function T.or_(a, bf)
+  if composite(a) then T.cond(a) end
   if getmetatable(a) == Pending then
     local sx, tx = lift(a.v)
     local sy, ty = lift(bf())
@@ -317,6 +353,7 @@ function T.or_(a, bf)
 end
 
 function T.not_(a)
+  if composite(a) then T.cond(a) end
   if not is_kv(a) and getmetatable(a) ~= Pending then return not a end
   local ca = T.cond(a)
   return sym(B():unary("logic_not", ca), I1)
@@ -357,18 +394,36 @@ local function field_ptr(f, idx)
 end
 
 function T.field_read(f, idx)
+  if T.cfield and T.cfield.is(f) then return T.cfield.read(f, idx) end
   local p = field_ptr(f, idx)
   return setmetatable({ s = B():global_load(p), t = f.dtype, ptr = p, field = f, nidx = #idx }, Sym)
 end
 
 function T.field_write(f, idx, v)
+  if T.cfield and T.cfield.is(f) then return T.cfield.write(f, idx, v) end
   local p = field_ptr(f, idx)
   B():global_store(p, implicit(v, f.dtype, "field '" .. field_name(f) .. "'"))
 end
 
+-- Stores v through a field element read earlier (x[i].x = v on a vector field).
+function T.field_write_ptr(elem, v)
+  B():global_store(elem.ptr, implicit(v, elem.t, "field '" .. field_name(elem.field) .. "'"))
+end
+
+-- x[I] with I an index vector (lt.grouped) or a table of indices.
+local function index_list(k)
+  if type(k) ~= "table" or is_kv(k) then return nil end
+  local m = getmetatable(k)
+  if m == nil then return k end
+  if COMPOSITE[m] and m.index_list then return m.index_list(k) end
+  return nil
+end
+T.index_list = index_list
+
 function T.field_index(f, k)
-  prepare(f)
-  if type(k) == "table" and not is_kv(k) and getmetatable(k) == nil then return T.field_read(f, k) end  -- x[I]
+  if T.cfield and T.cfield.is(f) then T.cfield.ready(f) else prepare(f) end
+  local list = index_list(k)
+  if list then return T.field_read(f, list) end  -- x[I]
   if f._nidx == 0 then fail("field '" .. field_name(f) .. "' has no indices (0-D): use x.value") end
   if f._nidx == 1 then return T.field_read(f, { k }) end
   return setmetatable({ f = f, idx = { k } }, KAcc)
@@ -389,6 +444,8 @@ end
 
 function T.atomic(op, target, v)
   if not S then error("lt.atomic_" .. op .. " can only be used inside a kernel", 3) end
+  local cm = composite(target)
+  if cm and cm.atomic then return cm.atomic(op, target, v) end
   if getmetatable(target) ~= Sym or not rawget(target, "ptr") then
     fail("lt.atomic_" .. op .. " needs a field element as its first argument, e.g. lt.atomic_" .. op .. "(x[i], v)")
   end
@@ -465,9 +522,52 @@ local function value_type(v)
   lift(v)                                    -- raises the right error
 end
 
--- Emits a `return v` found in an IR block; false when the innermost function
+-- The slot (front variables) for return value number i, made from value v:
+-- a scalar variable, or one variable per scalar of a composite (cm.flat/unflat).
+local function return_slot(ctx, i, v)
+  ctx.slots = ctx.slots or {}
+  local slot = ctx.slots[i]
+  local cm = composite(v)
+  if not slot then
+    if cm then
+      local _, tys = cm.flat(v)
+      slot = { cm = cm, proto = v, vars = {}, tys = tys, what = cm.describe(v) }
+      for k, t in ipairs(tys) do slot.vars[k] = declare_front(ctx, t) end
+    else
+      slot = { t = value_type(v) }
+      slot.var = declare_front(ctx, slot.t)
+    end
+    ctx.slots[i] = slot
+  end
+  return slot
+end
+
+-- Stores the values of one `return` into the slots.
+local function store_returns(ctx, vals)
+  for i = 1, vals.n do
+    local v = vals[i]
+    if v ~= nil then
+      local slot = return_slot(ctx, i, v)
+      local cm = composite(v)
+      local what = "return value " .. i
+      if slot.cm then
+        if not cm then fail(what .. " is " .. slot.what .. " at one return and a scalar at another") end
+        local leaves = cm.flat(v)
+        if cm ~= slot.cm or #leaves ~= #slot.vars or not cm.same_shape(slot.proto, v) then
+          fail(what .. " is " .. slot.what .. " at one return and " .. cm.describe(v) .. " at another")
+        end
+        for k, x in ipairs(leaves) do B():store(slot.vars[k], implicit(x, slot.tys[k], "the " .. what)) end
+      else
+        if cm then fail(what .. " is a scalar at one return and " .. cm.describe(v) .. " at another") end
+        B():store(slot.var, implicit(v, slot.t, "the " .. what))
+      end
+    end
+  end
+end
+
+-- Emits a `return ...` found in an IR block; false when the innermost function
 -- cannot take one (a function defined inside a kernel: its end is not seen).
-function T.early_return(v)
+function T.early_return(...)
   local ctx = S.rets and S.rets[#S.rets]
   if not ctx then return false end
   for i = ctx.depth + 1, #S.loops do
@@ -476,10 +576,7 @@ function T.early_return(v)
     end
   end
   if not ctx.flag then ctx.flag = declare_front(ctx, I1) end
-  if v ~= nil then
-    if not ctx.var then ctx.t = value_type(v); ctx.var = declare_front(ctx, ctx.t) end
-    B():store(ctx.var, implicit(v, ctx.t, "the return value"))
-  end
+  store_returns(ctx, table.pack(...))
   local b = B()
   b:store(ctx.flag, b:const_int(I1.id, 1))
   ctx.nret = ctx.nret + 1
@@ -509,21 +606,30 @@ function T.after_construct(nret_before)
   b:set_block(b:child(g, 0))
 end
 
--- The end of a function pushed by push_function, which returned ret normally.
-function T.pop_function(ctx, ret)
+-- The end of a function pushed by push_function, which returned ... normally.
+function T.pop_function(ctx, ...)
   S.rets[#S.rets] = nil
-  if ctx.nret == 0 then return ret end
-  if ret ~= nil then
-    if not ctx.var then ctx.t = value_type(ret); ctx.var = declare_front(ctx, ctx.t) end
-    B():store(ctx.var, implicit(ret, ctx.t, "the return value"))
-  end
+  if ctx.nret == 0 then return ... end
+  store_returns(ctx, table.pack(...))
   S.b:set_block(ctx.base)
-  if ctx.var then return sym(B():load(ctx.var), ctx.t) end
-  return nil
+  local out, n = {}, 0
+  for i, slot in pairs(ctx.slots or {}) do
+    n = math.max(n, i)
+    if slot.cm then
+      local leaves = {}
+      for k, var in ipairs(slot.vars) do leaves[k] = sym(B():load(var), slot.tys[k]) end
+      out[i] = slot.cm.unflat(slot.proto, leaves)
+    else
+      out[i] = sym(B():load(slot.var), slot.t)
+    end
+  end
+  return table.unpack(out, 1, n)
 end
 
 -- The kernel's `return v` at the end of the function.
 function T.emit_return(v)
+  local cm = composite(v)
+  if cm then fail("a kernel returns one scalar, not " .. cm.describe(v) .. "; write composite results to a field") end
   local s, t = lift(v)
   S.b:set_ret(t.id)
   B():jump("return", s)

@@ -51,9 +51,19 @@ local function build(parent, children, decl, placed, fields)
       if not dtype then raise("lt.tree: field '" .. c .. "' is placed but not declared in fields = {...}") end
       if placed[c] then raise("lt.tree: field '" .. c .. "' is placed twice; a field can be placed only once") end
       placed[c] = true
-      local id, err = core.place(state.prog, parent, dtype.name, c)
-      if not id then raise("lt.tree: place '" .. c .. "': " .. err) end
-      fields[c] = id
+      if not types.is_type(dtype) then             -- a vector/matrix/struct: its components in one cell
+        local ids, suffixes = {}, dtype:leaf_names()
+        for k, t in ipairs(dtype:leaf_types()) do
+          local id, err = core.place(state.prog, parent, t.name, c .. suffixes[k])
+          if not id then raise("lt.tree: place '" .. c .. "': " .. err) end
+          ids[k] = id
+        end
+        fields[c] = ids
+      else
+        local id, err = core.place(state.prog, parent, dtype.name, c)
+        if not id then raise("lt.tree: place '" .. c .. "': " .. err) end
+        fields[c] = id
+      end
     elseif is_layout(c) then
       local id = fieldm.add_level(parent, c.kind, c.axes, c.shape, c.opts)
       build(id, c.children or {}, decl, placed, fields)
@@ -74,8 +84,9 @@ function M.new(ensure, desc)
   if type(decl) ~= "table" then raise("lt.tree: fields = {name = lt.f32, ...} is missing") end
   for name, t in pairs(decl) do
     if type(name) ~= "string" then raise("lt.tree: field names must be strings") end
-    if not types.is_type(t) or t.name == "i1" then
-      raise("lt.tree: the type of field '" .. name .. "' must be a scalar type such as lt.f32")
+    if (not types.is_type(t) or t.name == "i1") and not require("lattice.cfield").is_ctype(t) then
+      raise("lt.tree: the type of field '" .. name .. "' must be a scalar type such as lt.f32 or a vector, "
+        .. "matrix or struct type such as lt.vec2")
     end
   end
   local root = core.root_new(state.prog)
@@ -95,8 +106,18 @@ function M.new(ensure, desc)
   local tt = setmetatable({ root = root, gen = state.gen, fields = {}, names = names,
     tree = core.snode_info(state.prog, root).tree, serial = serial }, TreeType)
   for _, name in ipairs(names) do
-    local inf = core.snode_info(state.prog, ids[name])
-    tt.fields[name] = { snode = ids[name], dtype = decl[name], shape = inf.shape, nidx = inf.nidx }
+    if type(ids[name]) == "table" then
+      local comps = {}
+      for k, id in ipairs(ids[name]) do
+        local inf = core.snode_info(state.prog, id)
+        comps[k] = { snode = id, dtype = decl[name]:leaf_types()[k], shape = inf.shape, nidx = inf.nidx,
+          name = name .. decl[name]:leaf_names()[k] }
+      end
+      tt.fields[name] = { composite = decl[name], comps = comps }
+    else
+      local inf = core.snode_info(state.prog, ids[name])
+      tt.fields[name] = { snode = ids[name], dtype = decl[name], shape = inf.shape, nidx = inf.nidx }
+    end
   end
   return tt
 end
@@ -111,6 +132,14 @@ end
 -- A field object of instance inst (a real instance or a kernel's proxy).
 local function field_of(inst, name)
   local d = inst._type.fields[name]
+  if d.composite then
+    local comps = {}
+    for k, c in ipairs(d.comps) do
+      comps[k] = setmetatable({ dtype = c.dtype, _name = c.name, _serial = 0, _snode = c.snode, _gen = inst._type.gen,
+        _root = inst._type.root, _shape = c.shape, _nidx = c.nidx, _inst = inst, _type = inst._type }, fieldm.Field)
+    end
+    return require("lattice.cfield").view(d.composite, comps, name)
+  end
   local f = setmetatable({ dtype = d.dtype, _name = name, _serial = 0, _snode = d.snode, _gen = inst._type.gen,
     _root = inst._type.root, _shape = d.shape, _nidx = d.nidx, _inst = inst, _type = inst._type }, fieldm.Field)
   return f

@@ -28,7 +28,7 @@ assert(t[2][3] == 4.0 and t[6][10] == 2.5 and t[16][16] == 0.0)
 local n = 0
 for I in lt.grouped(x) do
   n = n + 1
-  assert(lt.is_active(x, I[1], I[2]))
+  assert(lt.is_active(x, I[0], I[1]))
 end
 assert(n == 32, "active cells " .. n)
 -- dense fields: always active; deactivating is an error
@@ -47,15 +47,15 @@ assert(not ok and msg:find("not in a dynamic level"), msg)
 local sum = lt.field(lt.f64, {})
 local kx = lt.kernel(function()
   for I in lt.grouped(x) do
-    lt.atomic_add(sum.value, x[I] + y[I[1]][I[2]])
-    y[I] = I[1] * 100 + I[2]
+    lt.atomic_add(sum.value, x[I] + y[I[0]][I[1]])
+    y[I] = I[0] * 100 + I[1]
   end
 end)
 kx()
 assert(sum.value == 4 + 2.5 * 16, "sum " .. sum.value)
 assert(y[7][11] == 711 and y[0][3] == 3 and y[8][8] == 0)
 local kd = lt.kernel(function()
-  for I in lt.grouped(d) do d[I] = I[1] + I[2] end
+  for I in lt.grouped(d) do d[I] = I[0] + I[1] end
   for i, j in d do if lt.is_active(d, i, j) then d[i][j] = d[i][j] * 2 end end
 end)
 kd()

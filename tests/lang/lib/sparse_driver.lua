@@ -29,7 +29,7 @@ local function kernels2(x, cnt, sum)
       end
     end),
     grouped = lt.kernel(function()
-      for I in lt.grouped(x) do lt.atomic_add(cnt.value, 1); lt.atomic_add(sum.value, x[I] + I[1] - I[1]) end
+      for I in lt.grouped(x) do lt.atomic_add(cnt.value, 1); lt.atomic_add(sum.value, x[I] + I[0] - I[0]) end
     end),
   }
 end

@@ -1,0 +1,265 @@
+-- cfield.lua -- fields of composite types (vectors, matrices, structs):
+-- lt.field(lt.vec2, {n}), placement, component views (SoA), kernel and
+-- Lua-scope access. A composite field is a list of scalar fields, one per
+-- scalar component in the type's flat order (row-major; struct members in
+-- declaration order); the IR only ever sees those scalar fields.
+--
+-- Placing the composite field places all components in one cell (AoS);
+-- placing its component views separately (v:component(0), v.x, s.vel, ...)
+-- gives SoA or any mix. The field is usable once every component is placed.
+local state = require "lattice.state"
+local fieldm = require "lattice.field"
+local T = require "lattice.tracer"
+
+local M = {}
+local CField = {}
+M.CField = CField
+local HostAcc = {}                -- v[i] of a composite field with more indices (Lua scope)
+
+local raise = state.raise
+local function is(x) return getmetatable(x) == CField end
+M.is = is
+
+-- The composite type kinds: matrix.lua types and struct.lua types register
+-- here (is_ctype(x) -> bool).
+M.kinds = {}
+function M.is_ctype(x)
+  for _, k in ipairs(M.kinds) do if k(x) then return true end end
+  return false
+end
+
+local function fail(msg)
+  if T.active() then T.fail(msg) end
+  raise(msg)
+end
+
+local serial = 0
+-- A composite field of type ct over the scalar fields comps.
+local function make(ct, comps, name)
+  serial = serial + 1
+  return setmetatable({ _ct = ct, _comps = comps, _name = name, _serial = 1000000 + serial }, CField)
+end
+
+-- lt.field(ct, shape, name)
+function M.new(ensure, ct, shape, name)
+  local tys, suffixes = ct:leaf_types(), ct:leaf_names()
+  local comps = {}
+  for k, t in ipairs(tys) do
+    comps[k] = fieldm.new(ensure, t, nil, name and (name .. suffixes[k]) or nil)
+  end
+  local f = make(ct, comps, name)
+  if shape ~= nil then
+    ensure()
+    if type(shape) == "number" then shape = { shape } end
+    if type(shape) ~= "table" then raise("lt.field: the shape must be a number or a table of numbers") end
+    if #shape == 0 then fieldm.root_builder():place(f)
+    else
+      local axes = {}
+      for i = 1, #shape do axes[i] = i - 1 end
+      fieldm.root_builder():dense(axes, shape):place(f)
+    end
+  end
+  return f
+end
+
+-- The scalar fields of f in order (for place).
+function M.components(f) return f._comps end
+
+local function name_of(f) return fieldm.guess_name(f) end
+
+-- Readies every component (placed, materialised) and checks they agree.
+function M.ready(f)
+  if rawget(f, "_nidx") then return f end
+  for k, c in ipairs(f._comps) do
+    if not c._snode then
+      fail("component " .. (k - 1) .. " of field '" .. name_of(f) .. "' is not placed; place the field (AoS) "
+        .. "or each of its components (SoA)")
+    end
+  end
+  local ok, err = pcall(function() for _, c in ipairs(f._comps) do fieldm.ready(c) end end)
+  if not ok then fail((tostring(err):gsub("^[^:\n]*:%d+: ", ""))) end
+  local first = f._comps[1]
+  for k, c in ipairs(f._comps) do
+    if c._nidx ~= first._nidx or fieldm.shape_text(c._shape) ~= fieldm.shape_text(first._shape) then
+      fail("the components of field '" .. name_of(f) .. "' are placed with different shapes (component 0: " ..
+        fieldm.shape_text(first._shape) .. ", component " .. (k - 1) .. ": " .. fieldm.shape_text(c._shape) .. ")")
+    end
+  end
+  rawset(f, "_nidx", first._nidx)
+  rawset(f, "_shape", first._shape)
+  return f
+end
+
+-- The scalar field a struct-for over f loops over (its first component).
+function M.first(f) return M.ready(f)._comps[1] end
+
+-- ---- in kernels ----------------------------------------------------------------------------
+
+function M.read(f, idx)
+  M.ready(f)
+  local elems = {}
+  for k, c in ipairs(f._comps) do elems[k] = T.field_read(c, idx) end
+  return f._ct:from_flat(elems)
+end
+
+function M.write(f, idx, v)
+  M.ready(f)
+  local flat = f._ct:to_flat(v, "field '" .. name_of(f) .. "'")
+  for k, c in ipairs(f._comps) do T.field_write(c, idx, flat[k]) end
+end
+
+T.cfield = M
+
+-- ---- Lua scope -----------------------------------------------------------------------------
+
+local function host_read(f, idx)
+  local flat = {}
+  for k, c in ipairs(f._comps) do flat[k] = c[idx] end
+  return f._ct:to_lua(flat)
+end
+
+local function host_write(f, idx, v)
+  local flat = f._ct:from_lua(v, "field '" .. name_of(f) .. "'")
+  for k, c in ipairs(f._comps) do c[idx] = flat[k] end
+end
+
+local function wrong_count(f, got)
+  fail("field '" .. name_of(f) .. "' has " .. f._nidx .. " indices, got " .. got)
+end
+
+HostAcc.__index = function(a, k)
+  local idx = { table.unpack(a.idx) }
+  idx[#idx + 1] = k
+  if #idx < a.f._nidx then return setmetatable({ f = a.f, idx = idx }, HostAcc) end
+  return host_read(a.f, idx)
+end
+HostAcc.__newindex = function(a, k, v)
+  local idx = { table.unpack(a.idx) }
+  idx[#idx + 1] = k
+  if #idx ~= a.f._nidx then wrong_count(a.f, #idx) end
+  host_write(a.f, idx, v)
+end
+
+local methods, props = {}, {}
+
+function methods.fill(f, v)
+  if T.active() then return T.unsupported("x:fill inside a kernel; write a loop") end
+  M.ready(f)
+  local flat = f._ct:from_lua(v, "x:fill", true)
+  for k, c in ipairs(f._comps) do c:fill(flat[k]) end
+end
+
+-- Nested tables over the indices; each element as a Lua table (vector: {x, y};
+-- matrix: rows; struct: {member = ...}).
+function methods.to_table(f)
+  if T.active() then return T.unsupported("x:to_table inside a kernel") end
+  M.ready(f)
+  local parts = {}
+  for k, c in ipairs(f._comps) do parts[k] = c:to_table() end
+  local function combine(ts, depth)
+    if depth == 0 then return f._ct:to_lua(ts) end
+    local out = {}
+    for i = 1, #ts[1] do
+      local sub = {}
+      for k = 1, #ts do sub[k] = ts[k][i] end
+      out[i] = combine(sub, depth - 1)
+    end
+    return out
+  end
+  return combine(parts, f._nidx)
+end
+
+function methods.active(f) return M.first(f):active() end
+function methods.deactivate_all(f) return M.first(f):deactivate_all() end
+
+-- Component k's scalar field, named after f when f has a name.
+local function comp(f, k)
+  local c = f._comps[k]
+  if not rawget(c, "_name") then
+    local nm = rawget(f, "_name") or fieldm.find_name(f)
+    if nm then fieldm.set_name(c, nm .. f._ct:leaf_names()[k]) end
+  end
+  return c
+end
+
+-- The scalar field view of one component: v:component(k), m:component(i, j).
+function methods.component(f, i, j)
+  local k = f._ct:component_slot(i, j)
+  if not k then
+    fail("field '" .. name_of(f) .. "' (" .. tostring(f._ct) .. ") has no component " .. tostring(i) ..
+      (j ~= nil and (", " .. tostring(j)) or ""))
+  end
+  return comp(f, k)
+end
+
+function props.shape(f) M.ready(f); local s = {}; for i, n in ipairs(f._shape) do s[i] = n end; return s end
+function props.dtype(f) return f._ct end
+function props.name(f) return name_of(f) end
+function props.value(f)
+  if T.active() then return M.read(f, {}) end
+  M.ready(f)
+  if f._nidx ~= 0 then wrong_count(f, 0) end
+  return host_read(f, {})
+end
+
+local SWZ = { x = 0, y = 1, z = 2, w = 3 }
+
+CField.__index = function(f, k)
+  if type(k) == "string" then
+    if k:sub(1, 1) == "_" then return nil end
+    local view = f._ct:member_view(f, k)               -- struct members first: s.vel
+    if view then return view end
+    local m = methods[k]
+    if m then return m end
+    local p = props[k]
+    if p then return p(f) end
+    if SWZ[k] and f._ct.m == nil and f._ct.n and SWZ[k] < f._ct.n then return comp(f, SWZ[k] + 1) end
+    fail("field '" .. name_of(f) .. "' (" .. tostring(f._ct) .. ") has no member '" .. k .. "' (composite "
+      .. "fields have: shape, dtype, name, value, fill, to_table, component" ..
+      (f._ct.n and f._ct.m == nil and ", x, y, z, w" or "") .. ")")
+  end
+  if T.active() then return T.field_index(f, k) end
+  M.ready(f)
+  local list = T.index_list(k)
+  if list then
+    if #list ~= f._nidx then wrong_count(f, #list) end
+    return host_read(f, list)
+  end
+  if f._nidx == 0 then fail("field '" .. name_of(f) .. "' has no indices (0-D): read it with x.value") end
+  if f._nidx > 1 then return setmetatable({ f = f, idx = { k } }, HostAcc) end
+  return host_read(f, { k })
+end
+
+CField.__newindex = function(f, k, v)
+  if type(k) == "string" and k:sub(1, 1) == "_" then return rawset(f, k, v) end   -- private slots
+  if k == "value" then
+    if T.active() then return M.write(f, {}, v) end
+    M.ready(f)
+    if f._nidx ~= 0 then wrong_count(f, 0) end
+    return host_write(f, {}, v)
+  end
+  if k == "name" and type(v) == "string" then
+    rawset(f, "_name", v)
+    local suffixes = f._ct:leaf_names()
+    for i, c in ipairs(f._comps) do fieldm.set_name(c, v .. suffixes[i]) end
+    return
+  end
+  if type(k) == "string" then
+    fail("cannot set member '" .. k .. "' of a field (only x.value and x.name can be assigned)")
+  end
+  local idx = T.index_list(k) or { k }
+  if T.active() then return T.field_write(f, idx, v) end
+  M.ready(f)
+  if f._nidx ~= #idx then wrong_count(f, #idx) end
+  host_write(f, idx, v)
+end
+
+CField.__tostring = function(f)
+  local shape = rawget(f, "_shape") and fieldm.shape_text(f._shape) or "(not materialised)"
+  return "field " .. (rawget(f, "_name") or ("#" .. f._serial)) .. " " .. tostring(f._ct) .. " " .. shape
+end
+
+-- A composite field over a slice of another's components (struct member views).
+function M.view(ct, comps, name) return make(ct, comps, name) end
+
+return M
