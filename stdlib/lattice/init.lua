@@ -238,5 +238,15 @@ for _, op in ipairs { "add", "sub", "min", "max" } do
   lt["atomic_" .. op] = function(target, v) return T.atomic(op, target, v) end
 end
 
+-- ---- external arrays, random numbers, print, assert (ndarray.lua, builtins.lua) ------------
+
+do
+  local ndm = require "lattice.ndarray"
+  function lt.ndarray(dtype, shape, values) return ndm.new(dtype, shape, values) end
+  function lt.ndarray_from(dtype, values) return ndm.from(dtype, values) end
+  function lt.ndarray_type(dtype, ndim) return ndm.type(dtype, ndim) end
+  lt.is_ndarray = ndm.is_ndarray
+end
+
 lt.version = "0.1.0"
 return lt

@@ -6,6 +6,7 @@ local types = require "lattice.types"
 local fieldm = require "lattice.field"
 local T = require "lattice.tracer"
 local hooks = require "lattice.hooks"
+local ndm = require "lattice.ndarray"
 
 local M = {}
 local K = {}
@@ -34,9 +35,9 @@ function M.new(fn, argtypes)
       state.raise("lt.kernel: the kernel has no argument named '" .. tostring(name) .. "'")
     end
     local treem = require "lattice.tree"
-    if not treem.is_type(t) and (not types.is_type(t) or t.name == "i1") then
-      state.raise("lt.kernel: the type of argument '" .. name .. "' must be a scalar type such as lt.f32 "
-        .. "or a tree type (lt.tree{...})")
+    if not treem.is_type(t) and not ndm.is_type(t) and (not types.is_type(t) or t.name == "i1") then
+      state.raise("lt.kernel: the type of argument '" .. name .. "' must be a scalar type such as lt.f32, "
+        .. "a tree type (lt.tree{...}) or an ndarray type (lt.ndarray_type(lt.f32, 2))")
     end
   end
   return setmetatable({
@@ -183,7 +184,14 @@ local function trace(k, tys)
 
   local b = core.builder_new(state.prog, k.name)
   local ids = {}
-  for _, t in ipairs(tys) do if not t.tree then ids[#ids + 1] = t.id end end
+  for _, t in ipairs(tys) do
+    if t.ndarray then ndm.arg_type_ids(t.ndarray, ids)
+    elseif not t.tree then ids[#ids + 1] = t.id end
+  end
+  if #ids > 16 then
+    error(("kernel %s: its arguments take %d slots (an ndarray takes 1 + its dimensions), at most 16")
+      :format(k.name, #ids), 0)
+  end
   b:set_args(table.unpack(ids))
   b:set_loc(k.short_src, k.line)
   local opts = state.opts
@@ -193,6 +201,7 @@ local function trace(k, tys)
     local args, n = {}, 0
     for i, t in ipairs(tys) do
       if t.tree then args[i] = treem.proxy(t.tree)
+      elseif t.ndarray then args[i], n = ndm.proxy(b, T, t.ndarray, n, k.params[i])
       else args[i] = T.sym(b:arg(n), t); n = n + 1 end
     end
     local ctx = T.push_function()
@@ -250,6 +259,17 @@ function K:__call(...)
       insts = insts or {}
       insts[#insts + 1] = v._ud
       tys[i], key[i] = { tree = t }, "tree#" .. t.serial
+      goto continue
+    end
+    if ndm.is_type(t) or (t == nil and ndm.is_ndarray(v)) then
+      t = t or v._type
+      if not ndm.is_ndarray(v) or v._type ~= t then
+        state.raise(("kernel %s: argument '%s' must be an ndarray of %s with %d dimension%s, got %s"):format(
+          self.name, p, t.dtype.name, t.ndim, t.ndim == 1 and "" or "s",
+          ndm.is_ndarray(v) and tostring(v) or ("a " .. type(v))))
+      end
+      ndm.launch_values(v, vals)
+      tys[i], key[i] = { ndarray = t }, t.key
       goto continue
     end
     if type(v) ~= "number" then
