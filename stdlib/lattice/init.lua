@@ -16,7 +16,8 @@ fieldm.set_tracer(T)
 -- ---- lt.init -----------------------------------------------------------------------
 
 local OPTIONS = { arch = "string", debug = "boolean", print_ir = "boolean", threads = "number",
-  default_ip = "type", default_fp = "type", device_memory = "number" }
+  default_ip = "type", default_fp = "type", device_memory = "number",
+  seed = "number", print_buffer = "number" }
 
 function lt.init(opts)
   opts = opts or {}
@@ -46,11 +47,18 @@ function lt.init(opts)
   if math.type(pool) ~= "integer" or pool < 0 then
     state.raise("lt.init: device_memory must be a whole number of bytes (e.g. 256 << 20)")
   end
+  local seed, pbuf = opts.seed or 0, opts.print_buffer or 0   -- the default seed is 0
+  if math.type(seed) ~= "integer" then state.raise("lt.init: seed must be an integer") end
+  if math.type(pbuf) ~= "integer" or pbuf < 0 then
+    state.raise("lt.init: print_buffer must be a whole number of bytes (0 = 1 MiB)")
+  end
   if state.prog then core.program_free(state.prog) end
   state.prog = nil
   state.snode_cache = nil
   local prog, err = core.program_new(arch, threads, opts.debug == true, pool)
   if not prog then state.raise("lt.init: " .. err) end
+  local ok, berr = core.builtins_setup(prog, seed, pbuf)
+  if not ok then state.raise("lt.init: " .. berr) end
   state.prog = prog
   state.gen = state.gen + 1
   state.opts = { arch = arch, debug = opts.debug == true, print_ir = opts.print_ir == true,
@@ -246,6 +254,9 @@ do
   function lt.ndarray_from(dtype, values) return ndm.from(dtype, values) end
   function lt.ndarray_type(dtype, ndim) return ndm.type(dtype, ndim) end
   lt.is_ndarray = ndm.is_ndarray
+  local bm = require "lattice.builtins"
+  function lt.random(dtype) ensure_init(); return bm.random(dtype) end
+  lt.assert = bm.assert
 end
 
 lt.version = "0.1.0"

@@ -107,6 +107,10 @@ local function kernel_env(real, lt)
         cache[key] = w
         return w
       end
+      if key == "print" and v == print then   -- print in kernels: at run time (builtins.lua)
+        cache[key] = require("lattice.builtins").kernel_print
+        return cache[key]
+      end
       if PLAIN[key] and type(v) == "function" then
         cache[key] = wrap_fn(nil, key, v, lt)
         return cache[key]
