@@ -329,7 +329,8 @@ static void check_types(verifier *v, const ir_stmt *s) {
     break;
   case IR_random:
     if (s->type == IR_void || s->type == IR_i1) bad(v, s, "random gives a number, not %s", tn);
-    if (a != IR_i32 || b != IR_i32) bad(v, s, "stream and draw are i32 (have %s and %s)", ir_type_name(a), ir_type_name(b));
+    if (!ir_type_is_int(a) || a == IR_i1 || !ir_type_is_int(b) || b == IR_i1 || (strict && (a != IR_i32 || b != IR_i32)))
+      bad(v, s, "stream and draw are i32 (have %s and %s)", ir_type_name(a), ir_type_name(b));
     break;
   case IR_print:
     if (!ir_kernel_string(k, s->aux)) bad(v, s, "string %d does not exist", s->aux);

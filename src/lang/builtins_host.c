@@ -150,6 +150,16 @@ static void shape_text(const ir_kernel *k, const uint64_t *args, int arg, char *
   if (n < len) snprintf(out + n, len - n, ")");
 }
 
+typedef struct {
+  int string;
+  const char *file;
+} find_assert;
+
+static void find_assert_file(ir_stmt *s, void *ud) {
+  find_assert *fa = ud;
+  if (s->op == IR_assert && s->aux == fa->string && s->loc.file) fa->file = s->loc.file;
+}
+
 bool lang_builtins_error(lua_State *L, const lang_compiled *c, int32_t code, const int64_t *info,
                          const uint64_t *args) {
   const ir_kernel *k = c->k;
@@ -164,8 +174,10 @@ bool lang_builtins_error(lua_State *L, const lang_compiled *c, int32_t code, con
   }
   if (code == RT_ERR_ASSERT) {
     const char *msg = ir_kernel_string(k, (int)info[0]);
-    lua_pushfstring(L, "kernel %s (%s:%d): assertion failed: %s", k->name, c->file, (int)info[3],
-                    msg ? msg : "?");
+    find_assert fa = {(int)info[0], NULL};
+    ir_walk(k->body, find_assert_file, &fa);   /* an lt.func may live in another file */
+    lua_pushfstring(L, "kernel %s (%s:%d): assertion failed: %s", k->name, fa.file ? fa.file : c->file,
+                    (int)info[3], msg ? msg : "?");
     return true;
   }
   return false;

@@ -276,7 +276,8 @@ end
 local function read(p, idx)
   local ptr = elem_ptr(p, idx)
   local T = p.T
-  return setmetatable({ s = T.B():global_load(ptr), t = p.t.dtype, ptr = ptr, what = "ndarray '" .. p.name .. "'" },
+  return setmetatable({ s = T.B():global_load(ptr), t = p.t.dtype, ptr = ptr, what = "ndarray '" .. p.name .. "'",
+    index_error = "ndarray '" .. p.name .. "' has " .. p.t.ndim .. " dimensions, got " .. (#idx + 1) .. " indices" },
     T.Sym)
 end
 

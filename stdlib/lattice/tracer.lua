@@ -209,10 +209,12 @@ install_ops(Var)
 
 Sym.__index = function(x, k)
   if rawget(x, "field") then wrong_count(x.field, x.nidx + 1) end
+  if rawget(x, "index_error") then fail(x.index_error) end      -- an ndarray element (ndarray.lua)
   fail("a kernel value (" .. x.t.name .. ") cannot be indexed")
 end
 Sym.__newindex = function(x, k)
   if rawget(x, "field") then wrong_count(x.field, x.nidx + 1) end
+  if rawget(x, "index_error") then fail(x.index_error) end
   fail("a kernel value (" .. x.t.name .. ") cannot be indexed")
 end
 Var.__index = function(x, k) fail("a kernel variable (" .. x.t.name .. ") cannot be indexed") end
