@@ -394,7 +394,7 @@ function T.atomic(op, target, v)
   if getmetatable(target) ~= Sym or not rawget(target, "ptr") then
     fail("lt.atomic_" .. op .. " needs a field element as its first argument, e.g. lt.atomic_" .. op .. "(x[i], v)")
   end
-  local s = implicit(v, target.t, target.what or ("field '" .. field_name(target.field) .. "'"))
+  local s = implicit(v, target.t, rawget(target, "what") or ("field '" .. field_name(target.field) .. "'"))
   return sym(B():atomic("atomic_" .. op, target.ptr, s), target.t)
 end
 
