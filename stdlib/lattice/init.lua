@@ -144,6 +144,8 @@ function lt.func(fn) return kernelm.func(fn) end
 -- for i, j in lt.ndrange(n, m) / lt.ndrange({a, b}, {c, d}): one parallel loop
 -- over the product inside kernels; a plain iterator in Lua scope.
 function lt.ndrange(...)
+  local ndm = require "lattice.ndarray"
+  if select("#", ...) == 1 and ndm.is_shape((...)) then return lt.ndrange(table.unpack((...))) end  -- a.shape
   local dims = {}
   for k = 1, select("#", ...) do
     local d = select(k, ...)

@@ -8,8 +8,13 @@ local state = require "lattice.state"
 local types = require "lattice.types"
 
 local M = {}
-local ND, NDType, HostAcc = {}, {}, {}
+local ND, NDType, HostAcc, Shape = {}, {}, {}, {}
 M.ND, M.NDType = ND, NDType
+
+-- a.shape is a plain list marked by this metatable, so that lt.ndrange(a.shape)
+-- can take it as the list of extents (not as a {begin, end} pair)
+local function shape_list(t) return setmetatable(t, Shape) end
+function M.is_shape(x) return getmetatable(x) == Shape end
 
 local MAX_DIMS = 8
 local U64, I32, I64 = types.by_name.u64, types.by_name.i32, types.by_name.i64
@@ -189,7 +194,7 @@ end
 function methods.from_table(a, values) core.ndarray_set_list(a._ud, flatten(a, values, "a:from_table")) end
 
 local props = {}
-function props.shape(a) return { table.unpack(a._shape) } end
+function props.shape(a) return shape_list({ table.unpack(a._shape) }) end
 function props.dtype(a) return a._dtype end
 function props.ndim(a) return #a._shape end
 function props.size(a)
@@ -245,7 +250,7 @@ function M.proxy(b, T, t, n, name)
     b:set_arg_name(n + k, name .. ".shape[" .. k .. "]")
     shape[k] = T.sym(b:arg(n + k), I32)
   end
-  return setmetatable({ T = T, base = base, shape = shape, t = t, argno = n, name = name }, Proxy), n + 1 + t.ndim
+  return setmetatable({ T = T, base = base, _shape = shape, t = t, argno = n, name = name }, Proxy), n + 1 + t.ndim
 end
 
 -- The element's address (an ext_ptr) for the indices idx, bounds-checked in debug mode.
@@ -262,7 +267,7 @@ local function elem_ptr(p, idx)
       T.fail("index " .. (k - 1) .. " of ndarray '" .. p.name .. "' must be an integer (got " .. ty.name .. ")")
     end
     local b = T.B()
-    local ext = (T.lift(p.shape[k]))
+    local ext = (T.lift(p._shape[k]))
     if S.debug then
       local chk = b:op("check_bound", VOID, s, ext)
       b:set_aux(chk, p.argno, k - 1)
@@ -288,7 +293,7 @@ local function write(p, idx, v)
 end
 
 Proxy.__index = function(p, k)
-  if k == "shape" then return { table.unpack(p.shape) } end
+  if k == "shape" then return shape_list({ table.unpack(p._shape) }) end
   if k == "ndim" then return p.t.ndim end
   if k == "dtype" then return p.t.dtype end
   if type(k) == "string" then p.T.fail("ndarrays in kernels have no member '" .. k .. "' (use shape, ndim, dtype)") end
@@ -303,7 +308,7 @@ Proxy.__newindex = function(p, k, v)
   end
   write(p, { k }, v)
 end
-Proxy.__len = function(p) return p.shape[1] end
+Proxy.__len = function(p) return p._shape[1] end
 
 KAcc.__index = function(a, k)
   local idx = { table.unpack(a.idx) }

@@ -139,6 +139,21 @@ bad = 0
 for i = 0, BINS - 1 do if hist[i] ~= ref_hist[i] then bad = bad + 1 end end
 check("histogram with atomics", bad, 0)
 
+-- lt.ndrange(a.shape): the extents of every axis, in kernels and in Lua scope
+local ramp = lt.kernel(function(x)
+  for i, j, k in lt.ndrange(x.shape) do x[i][j][k] = i * 100 + j * 10 + k end
+end)
+local r3 = lt.ndarray(lt.i32, { 2, 3, 4 })
+ramp(r3)
+bad = 0
+local visited = 0
+for i, j, k in lt.ndrange(r3.shape) do
+  visited = visited + 1
+  if r3[i][j][k] ~= i * 100 + j * 10 + k then bad = bad + 1 end
+end
+check("lt.ndrange(a.shape) in a kernel", bad, 0)
+check("lt.ndrange(a.shape) in Lua scope", visited, 24)
+
 -- a serial kernel returning an element
 local get = lt.kernel(function(x, i, j) return x[i][j] end, { x = lt.ndarray_type(lt.i32, 2), i = lt.i32 })
 check("kernel result", get(b, 1, 0), 4)
