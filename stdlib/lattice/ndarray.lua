@@ -203,7 +203,19 @@ function props.size(a)
   return n
 end
 
+-- Inside a kernel an ndarray must come as an argument: its address and shape
+-- are launch values, never constants baked into the code.
+local function not_in_kernel(a)
+  local T = package.loaded["lattice.tracer"]
+  if T and T.active() then
+    T.fail("an ndarray (" .. tostring(a) .. ") is used in a kernel without being passed to it; pass it as "
+      .. "an argument, e.g. lt.kernel(function(a) ... end, {a = lt.ndarray_type(lt." .. a._dtype.name .. ", "
+      .. #a._shape .. ")})")
+  end
+end
+
 ND.__index = function(a, k)
+  if k ~= "shape" and k ~= "ndim" and k ~= "dtype" and k ~= "size" then not_in_kernel(a) end
   if type(k) == "string" then
     if methods[k] then return methods[k] end
     if props[k] then return props[k](a) end
@@ -214,6 +226,7 @@ ND.__index = function(a, k)
   return setmetatable({ a = a, idx = { k } }, HostAcc)
 end
 ND.__newindex = function(a, k, v)
+  not_in_kernel(a)
   if type(k) == "string" then raise("cannot set the member '" .. k .. "' of an ndarray") end
   if #a._shape ~= 1 then wrong_count(a, 1) end
   core.ndarray_set(a._ud, linear(a, { k }), check_value(a, v))
