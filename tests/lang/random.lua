@@ -124,6 +124,38 @@ local neg = 0
 for i = 0, 999 do if two[0][i] < 0 then neg = neg + 1 end end
 check("i32 draws cover negative values (" .. neg .. ")", neg > 400 and neg < 600, true)
 
+-- a struct-for over a sparse field (the stream is the cell's number) and draws
+-- inside an lt.func: distinct numbers, the same with 1 and 4 threads
+local function sparse_draws(threads)
+  lt.init { seed = 3, threads = threads }
+  local y = lt.field(lt.f32)
+  lt.root:pointer(lt.ij, 8):dense(lt.ij, 8):place(y)
+  local half = lt.func(function() return lt.random() * 0.5 end)
+  local fill = lt.kernel(function()
+    for i, j in lt.ndrange(64, 64) do y[i][j] = 1 end
+  end)
+  local draw = lt.kernel(function()
+    for i, j in y do y[i][j] = half() + lt.random() end
+  end)
+  fill()
+  draw()
+  return y:to_table()
+end
+local s1, s4 = sparse_draws(1), sparse_draws(4)
+local diff, ties, seen, s_lo, s_hi = 0, 0, {}, math.huge, -math.huge
+for i = 1, 64 do
+  for j = 1, 64 do
+    local v = s1[i][j]
+    if v ~= s4[i][j] then diff = diff + 1 end
+    if seen[v] then ties = ties + 1 end
+    seen[v] = true
+    s_lo, s_hi = math.min(s_lo, v), math.max(s_hi, v)
+  end
+end
+check("struct-for draws: same with 1 and 4 threads", diff, 0)
+check("struct-for draws: distinct cells differ (" .. ties .. " ties)", ties < 3, true)
+check("struct-for draws: range of half() + random()", s_lo >= 0 and s_hi < 1.5 and s_hi > 1.2, true)
+
 lt.init { seed = 9 }
 local a1, a2 = lt.random(), lt.random(lt.i32)
 lt.init { seed = 9 }
