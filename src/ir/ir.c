@@ -603,6 +603,7 @@ ir_kernel *ir_kernel_clone(const ir_kernel *k) {
   nk->offloaded = k->offloaded;
   nk->debug = k->debug;
   nk->next_id = k->next_id;
+  for (int i = 0; i < k->nstrings; i++) ir_kernel_add_string(nk, k->strings[i]);
 
   size_t n = count_stmts(k->body), cap = 16;
   while (cap < 2 * n + 2) cap *= 2;
@@ -613,4 +614,22 @@ ir_kernel *ir_kernel_clone(const ir_kernel *k) {
   free(m.keys);
   free(m.vals);
   return nk;
+}
+
+/* ---- the string table (print formats, assert messages) ------------------------ */
+
+int ir_kernel_add_string(ir_kernel *k, const char *s) {
+  if (k->nstrings == k->strings_cap) {
+    int cap = k->strings_cap ? 2 * k->strings_cap : 8;
+    const char **n = ir_alloc(k, (size_t)cap * sizeof *n);   /* the old array stays in the arena */
+    for (int i = 0; i < k->nstrings; i++) n[i] = k->strings[i];
+    k->strings = n;
+    k->strings_cap = cap;
+  }
+  k->strings[k->nstrings] = ir_strdup(k, s ? s : "");
+  return k->nstrings++;
+}
+
+const char *ir_kernel_string(const ir_kernel *k, int i) {
+  return i >= 0 && i < k->nstrings ? k->strings[i] : NULL;
 }

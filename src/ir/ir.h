@@ -139,6 +139,9 @@ struct ir_kernel {
   /* error unwinding: ir_fail longjmps to *on_error when set */
   jmp_buf *on_error;
   char error[1024];
+  /* strings of print and assert statements (their aux), arena-owned */
+  const char **strings;
+  int nstrings, strings_cap;
 };
 
 ir_kernel *ir_kernel_new(const char *name, ir_program *prog);
@@ -146,6 +149,9 @@ void ir_kernel_free(ir_kernel *k);
 void *ir_alloc(ir_kernel *k, size_t size);          /* zeroed, arena-owned */
 const char *ir_strdup(ir_kernel *k, const char *s);  /* arena-owned copy */
 ir_kernel *ir_kernel_clone(const ir_kernel *k);      /* deep copy into a new arena */
+/* Adds a copy of s to k's string table; returns its index (print/assert aux). */
+int ir_kernel_add_string(ir_kernel *k, const char *s);
+const char *ir_kernel_string(const ir_kernel *k, int i);   /* NULL when out of range */
 
 /* Record a user error at loc in k->error ("file:line: message") and longjmp to
 ** k->on_error (which must be set). */

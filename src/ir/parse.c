@@ -444,6 +444,47 @@ static void parse_indices(parser *ps, ir_stmt *s) {
   expect(ps, "]", "after the indices");
 }
 
+/* A quoted string added to the kernel's string table; its index. */
+static int parse_string(parser *ps, const char *what) {
+  if (ps->tok.kind != T_STR) fail(ps, "expected %s (a quoted string), found %s", what, describe_tok(ps, &ps->tok));
+  int i = ir_kernel_add_string(ps->k, ps->tok.text);
+  next(ps);
+  return i;
+}
+
+/* builtin -> 'check_bound' $i $n 'arg' A 'axis' K | 'random' $stream $draw 'site' N
+**          | 'print' STRING {$v} | 'assert' $c STRING */
+static void parse_builtin(parser *ps, ir_stmt *s) {
+  int line = ps->tok.line;
+  switch (s->op) {
+  case IR_check_bound:
+    s->ops[s->nops++] = parse_ref(ps, "the index to check");
+    s->ops[s->nops++] = parse_ref(ps, "the extent");
+    expect(ps, "arg", "in check_bound (as in: check_bound $3 $1 arg 0 axis 0)");
+    s->aux = parse_small_int(ps, "an argument number", 0, 15);
+    expect(ps, "axis", "in check_bound (as in: check_bound $3 $1 arg 0 axis 0)");
+    s->imm.ival = parse_small_int(ps, "an axis", 0, IR_MAX_INDICES - 1);
+    break;
+  case IR_random:
+    s->ops[s->nops++] = parse_ref(ps, "the stream");
+    s->ops[s->nops++] = parse_ref(ps, "the draw number");
+    expect(ps, "site", "in random (as in: random $3 $4 site 0)");
+    s->imm.ival = parse_small_int(ps, "a site number", 0, 1 << 30);
+    break;
+  case IR_print:
+    s->aux = parse_string(ps, "the format of print");
+    while (ps->tok.kind == T_VAR && ps->tok.line == line) {
+      if (s->nops == IR_MAX_OPS) fail(ps, "print takes at most %d values", IR_MAX_OPS);
+      s->ops[s->nops++] = parse_ref(ps, "a value");
+    }
+    break;
+  default:
+    s->ops[s->nops++] = parse_ref(ps, "the condition");
+    s->aux = parse_string(ps, "the message of assert");
+    break;
+  }
+}
+
 /* stmt -> ['<' type ['*'] '>'] '$'N '=' op operands [loc] ['{' block '}' ['else' '{' block '}']] */
 static void parse_stmt(parser *ps, ir_block *blk) {
   int line = ps->tok.line;
@@ -467,10 +508,10 @@ static void parse_stmt(parser *ps, ir_block *blk) {
   int op = ir_op_from_name(ps->tok.text);
   if (op < 0) fail(ps, "unknown operation '%s'", ps->tok.text);
   next(ps);
-  bool wants_ptr = op == IR_global_ptr || op == IR_global_tmp;
+  bool wants_ptr = op == IR_global_ptr || op == IR_global_tmp || op == IR_ext_ptr;
   if (ptr != wants_ptr)
     perror_at(ps, line, wants_ptr ? "%s gives a pointer: write its type as <T*>"
-                                  : "only global_ptr and global_tmp have a pointer type <T*> (not %s)",
+                                  : "only global_ptr, global_tmp and ext_ptr have a pointer type <T*> (not %s)",
               ir_op_name(op));
 
   ir_stmt *s = ir_new(ps->k, op, type, 0, NULL);
@@ -532,6 +573,9 @@ static void parse_stmt(parser *ps, ir_block *blk) {
     s->aux = parse_field_ref(ps);
     expect(ps, "axis", "in check_index (as in: check_index $3 x axis 0)");
     s->imm.ival = parse_small_int(ps, "an axis", 0, IR_MAX_INDICES - 1);
+    break;
+  case IR_check_bound: case IR_random: case IR_print: case IR_assert:
+    parse_builtin(ps, s);
     break;
   case IR_loop_index:
     s->loop = parse_ref(ps, "the loop");

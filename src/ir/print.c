@@ -175,10 +175,44 @@ static void put_loc(out *o, const ir_stmt *s) {
   put(o, "%d", s->loc.line);
 }
 
+/* A string of the kernel's table, always quoted (print formats, assert messages). */
+static void put_string(out *o, int i) {
+  const char *str = ir_kernel_string(o->k, i);
+  put(o, "\"");
+  for (; str && *str; str++) {
+    if (*str == '"' || *str == '\\')
+      put(o, "\\%c", *str);
+    else if ((unsigned char)*str < 32)
+      put(o, "\\x%02x", (unsigned char)*str);
+    else
+      put(o, "%c", *str);
+  }
+  put(o, "\"");
+}
+
+/* check_bound $i $n arg A axis K | random $stream $draw site N |
+** print "fmt" $a $b ... | assert $c "message" */
+static void put_builtin(out *o, const ir_stmt *s) {
+  if (s->op == IR_print) {
+    put(o, " ");
+    put_string(o, s->aux);
+  }
+  for (int i = 0; i < s->nops; i++) {
+    put(o, " ");
+    put_ref(o, s->ops[i]);
+  }
+  if (s->op == IR_check_bound) put(o, " arg %d axis %lld", s->aux, (long long)s->imm.ival);
+  if (s->op == IR_random) put(o, " site %lld", (long long)s->imm.ival);
+  if (s->op == IR_assert) {
+    put(o, " ");
+    put_string(o, s->aux);
+  }
+}
+
 static void print_stmt(out *o, const ir_stmt *s, int depth) {
   put(o, "%*s", 2 * depth, "");
   if (s->type != IR_void || s->op == IR_global_ptr || s->op == IR_global_tmp) {
-    bool ptr = s->op == IR_global_ptr || s->op == IR_global_tmp;
+    bool ptr = s->op == IR_global_ptr || s->op == IR_global_tmp || s->op == IR_ext_ptr;
     put(o, "<%s%s> ", ir_type_name(s->type), ptr ? "*" : "");
   }
   put(o, "$%d = %s", s->id, ir_op_name(s->op));
@@ -238,6 +272,9 @@ static void print_stmt(out *o, const ir_stmt *s, int depth) {
     put(o, " ");
     put_field(o, s->aux);
     put(o, " axis %lld", (long long)s->imm.ival);
+    break;
+  case IR_check_bound: case IR_random: case IR_print: case IR_assert:
+    put_builtin(o, s);
     break;
   case IR_loop_index:
     put(o, " ");

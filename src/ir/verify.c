@@ -285,8 +285,8 @@ static void check_types(verifier *v, const ir_stmt *s) {
     break;
   case IR_global_load: case IR_global_store: case IR_atomic_add: case IR_atomic_sub:
   case IR_atomic_min: case IR_atomic_max:
-    if (s->ops[0]->op != IR_global_ptr && s->ops[0]->op != IR_global_tmp) {
-      bad(v, s, "$%d is a %s, not a global_ptr or global_tmp", s->ops[0]->id, ir_op_name(s->ops[0]->op));
+    if (s->ops[0]->op != IR_global_ptr && s->ops[0]->op != IR_global_tmp && s->ops[0]->op != IR_ext_ptr) {
+      bad(v, s, "$%d is a %s, not a global_ptr, global_tmp or ext_ptr", s->ops[0]->id, ir_op_name(s->ops[0]->op));
     } else if (op != IR_global_store && s->type != a) {
       bad(v, s, "reads a %s through a pointer to %s", tn, ir_type_name(a));
     } else if (op != IR_global_load && strict && b != a) {
@@ -316,6 +316,29 @@ static void check_types(verifier *v, const ir_stmt *s) {
       bad(v, s, "axis %lld, but the field has %d indices", (long long)s->imm.ival, n->nidx);
     break;
   }
+  case IR_ext_ptr:
+    if (a != IR_u64) bad(v, s, "the array address $%d is %s, not u64", s->ops[0]->id, ir_type_name(a));
+    if (strict && b != IR_i64) bad(v, s, "the element number $%d is %s, not i64", s->ops[1]->id, ir_type_name(b));
+    if (s->type == IR_void || s->type == IR_i1) bad(v, s, "an ndarray does not hold %s", tn);
+    break;
+  case IR_check_bound:
+    if (s->aux < 0 || s->aux >= k->nargs) bad(v, s, "argument %d does not exist (the kernel has %d)", s->aux, k->nargs);
+    if (s->imm.ival < 0 || s->imm.ival >= IR_MAX_INDICES) bad(v, s, "axis %lld out of range", (long long)s->imm.ival);
+    if (!ir_type_is_int(a) || a == IR_i1 || !ir_type_is_int(b) || b == IR_i1)
+      bad(v, s, "index and extent must be integers (have %s and %s)", ir_type_name(a), ir_type_name(b));
+    break;
+  case IR_random:
+    if (s->type == IR_void || s->type == IR_i1) bad(v, s, "random gives a number, not %s", tn);
+    if (!ir_type_is_int(a) || a == IR_i1 || !ir_type_is_int(b) || b == IR_i1 || (strict && (a != IR_i32 || b != IR_i32)))
+      bad(v, s, "stream and draw are i32 (have %s and %s)", ir_type_name(a), ir_type_name(b));
+    break;
+  case IR_print:
+    if (!ir_kernel_string(k, s->aux)) bad(v, s, "string %d does not exist", s->aux);
+    break;
+  case IR_assert:
+    if (a != IR_i1) bad(v, s, "the condition $%d is %s, not i1", s->ops[0]->id, ir_type_name(a));
+    if (!ir_kernel_string(k, s->aux)) bad(v, s, "string %d does not exist", s->aux);
+    break;
   case IR_loop_index:
     if (!ir_type_is_int(s->type) || s->type == IR_i1) bad(v, s, "a loop index is an integer, not %s", tn);
     if (is_struct_loop(s->loop)) {

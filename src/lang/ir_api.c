@@ -310,6 +310,32 @@ static int m_move_after(lua_State *L) {
   return 0;
 }
 
+/* b:set_aux(stmt, aux, ival) -- the immediates of a statement made by b:op
+** (the builtins: check_bound's argument and axis, random's site) */
+static int m_set_aux(lua_State *L) {
+  check_builder(L);
+  ir_stmt *s = check_stmt(L, 2);
+  s->aux = (int)luaL_checkinteger(L, 3);
+  s->imm.ival = luaL_optinteger(L, 4, 0);
+  return 0;
+}
+
+/* b:add_string(text) -> index in the kernel's string table (print, assert) */
+static int m_add_string(lua_State *L) {
+  lang_builder *b = check_builder(L);
+  lua_pushinteger(L, ir_kernel_add_string(b->k, luaL_checkstring(L, 2)));
+  return 1;
+}
+
+/* b:set_arg_name(i, name) -- names IR argument i for messages (ndarrays) */
+static int m_set_arg_name(lua_State *L) {
+  lang_builder *b = check_builder(L);
+  lua_Integer i = luaL_checkinteger(L, 2);
+  if (i < 0 || i >= 16) return luaL_error(L, "internal error: argument %d out of range", (int)i);
+  b->k->arg_names[i] = ir_strdup(b->k, luaL_checkstring(L, 3));
+  return 0;
+}
+
 static int m_type(lua_State *L) {
   check_builder(L);
   lua_pushinteger(L, check_stmt(L, 2)->type);
@@ -372,6 +398,7 @@ void lang_open_ir(lua_State *L) {
     {"snode_op", m_snode_op}, {"snode_append", m_snode_append},
     {"deactivate_all", m_deactivate_all}, {"struct_for", m_struct_for},
     {"struct_index", m_struct_index},
+    {"set_aux", m_set_aux}, {"add_string", m_add_string}, {"set_arg_name", m_set_arg_name},
     {NULL, NULL}};
   if (luaL_newmetatable(L, LANG_BUILDER)) {
     luaL_newlib(L, methods);

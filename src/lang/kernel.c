@@ -216,12 +216,14 @@ static int l_launch(lua_State *L) {
   int64_t info[4] = {0};
   rt_context ctx = {
     .roots = roots, .args = args, .ret = &ret, .gtmp = gtmp, .error = &error,
-    .error_info = info, .runtime = jit_sparse_runtime(c->prog->sparse)};
+    .error_info = info, .runtime = jit_sparse_runtime(c->prog->sparse),
+    .builtins = lang_builtins_begin_launch(c->prog)};
   jit_backend *be = c->prog->be;
   bool ok = be->launch(be, c->jk, &ctx);
   free(gtmp);
+  lang_builtins_flush(L, c);        /* what the kernel printed, also when it failed */
   if (!ok || error != 0) {
-    push_launch_error(L, c, error, info);
+    if (!lang_builtins_error(L, c, error, info, args)) push_launch_error(L, c, error, info);
     return lua_error(L);
   }
   char msg[768];

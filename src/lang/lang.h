@@ -33,6 +33,9 @@ typedef struct {
                                       types, whose instances are lang_instance */
   bool debug;
   lang_compiled *compiled;         /* every kernel compiled for this program */
+  struct rt_builtins *builtins;    /* random seed, launch counter, print buffer
+                                      (builtins_host.c) */
+  uint64_t host_draws;             /* lt.random calls in Lua scope */
 } lang_program;
 
 /* A compiled kernel for one argument signature. */
@@ -54,6 +57,18 @@ void lang_open_field(lua_State *L);
 void lang_open_ir(lua_State *L);
 void lang_open_kernel(lua_State *L);
 void lang_open_tree(lua_State *L);      /* tree_api.c */
+void lang_open_ndarray(lua_State *L);   /* ndarray.c */
+void lang_open_builtins(lua_State *L);  /* builtins_host.c */
+
+/* builtins_host.c: the program's rt_builtins around a launch. begin counts
+** the launch and empties the print buffer (NULL before builtins_setup);
+** flush writes the kernel's print records through io.write; error pushes
+** the message of an ndarray bounds or lt.assert failure (false: not one). */
+struct rt_builtins *lang_builtins_begin_launch(lang_program *p);
+void lang_builtins_flush(lua_State *L, const lang_compiled *c);
+bool lang_builtins_error(lua_State *L, const lang_compiled *c, int32_t code, const int64_t *info,
+                         const uint64_t *args);
+void lang_builtins_free(lang_program *p);
 
 /* ir_api.c: the builder userdata that kernel.c compiles */
 typedef struct {

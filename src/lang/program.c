@@ -68,6 +68,7 @@ static void program_free(lang_program *p) {
   p->sparse = NULL;
   ir_program_free(p->ir);
   p->ir = NULL;
+  lang_builtins_free(p);
 }
 
 /* core.program_new(arch, threads, debug, pool_bytes) -> program | nil, message.

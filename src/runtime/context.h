@@ -18,7 +18,9 @@
   _(OK, "no error")                                               \
   _(INDEX, "index out of range")                                  \
   _(RUNTIME, "the sparse runtime failed (jit_sparse_take_error has the message)") \
-  _(APPEND, "append to a full dynamic list")
+  _(APPEND, "append to a full dynamic list")                     \
+  _(NDINDEX, "ndarray index out of range")                        \
+  _(ASSERT, "lt.assert failed")
 
 typedef enum {
 #define E(name, text) RT_ERR_##name,
@@ -37,6 +39,8 @@ typedef struct rt_context {
                                    [2] the index, [3] source line */
   struct rt_runtime *runtime;   /* [6] sparse runtime state in the memory pool
                                    (src/runtime/runtime.h); NULL without sparse SNodes */
+  struct rt_builtins *builtins; /* [7] random seed and launch number, print buffer
+                                   (src/runtime/builtins.h); never NULL */
 } rt_context;
 
 /* Device-side runtime functions that generated code calls. Each is defined in
@@ -45,6 +49,10 @@ typedef struct rt_context {
 #define RT_FUNCTIONS(_)                                                                 \
   _(rt_raise_index_error, "void", "rt_context*, i32 snode, i32 axis, i64 index, i32 line") \
   _(rt_raise_append_error, "void", "rt_context*, i32 snode, i32 line")                    \
+  _(rt_raise_ndarray_error, "void", "rt_context*, i32 arg, i32 axis, i64 index, i32 line") \
+  _(rt_raise_assert, "void", "rt_context*, i32 message, i32 line")                         \
+  _(rt_random_bits, "u64", "rt_context*, i32 site, i32 stream, i32 draw")                  \
+  _(rt_print_reserve, "i8*", "rt_context*, i32 string, i32 nvalues")                       \
   RT_NODE_FUNCTIONS(_)
 
 /* The sparse runtime (src/runtime/runtime.h): node operations per kind, meta

@@ -5,6 +5,7 @@
 local types = require "lattice.types"
 local fieldm = require "lattice.field"
 local T = require "lattice.tracer"
+local builtins = require "lattice.builtins"
 
 local H = {}
 local BREAK, RETURN, UNTIL = "break", "return", "until"
@@ -243,6 +244,7 @@ function H.for_(a, b, step, body)
     ir_loop(function()
       in_block(bld:child(rf, 0), function()
         local i = T.sym(T.B():loop_index(rf), I32)
+        if top then builtins.parallel_iteration({ i }) end
         ir_code("inside a loop", body(i))
       end)
     end, top and "parallel")
@@ -316,6 +318,7 @@ local function ndrange_loop(r, body)
   ir_loop(function()
     in_block(bld:child(rf, 0), function()
       local idx = T.sym(T.B():loop_index(rf), I32)
+      if top then builtins.parallel_iteration({ idx }) end
       local out = {}
       local stride = 1
       for k = #dims, 1, -1 do
@@ -332,7 +335,7 @@ end
 
 -- for i, j in x over a field under a sparse level: a struct_for over the
 -- active cells of x's parent level (the outermost loop of the kernel).
-local function struct_loop(level, nidx, body)
+local function struct_loop(level, nidx, body, extents)
   if not T.at_top() then
     fail("a struct-for over a sparse field (for i, j in x) must be a top-level loop of the kernel "
       .. "(not inside another loop or an `if`): its cells are visited in parallel")
@@ -344,6 +347,7 @@ local function struct_loop(level, nidx, body)
     in_block(bld:child(sf, 0), function()
       local out = {}
       for k = 1, nidx do out[k] = T.sym(T.B():struct_index(sf, k - 1), I32) end
+      builtins.parallel_iteration(out, extents)
       ir_code("inside a loop", body(table.unpack(out, 1, nidx)))
     end)
   end, "parallel")
@@ -365,7 +369,7 @@ local function field_loop(f, body, grouped)
   if grouped then b = function(...) return body(H.index_vector(...)) end end
   local sparse = require "lattice.sparse"
   local level, nidx = sparse.struct_level(f)
-  if level then return struct_loop(level, nidx, b) end
+  if level then return struct_loop(level, nidx, b, f._shape) end
   local dims = {}
   for k, n in ipairs(f._shape) do dims[k] = { 0, n } end
   return ndrange_loop({ dims = dims }, b)

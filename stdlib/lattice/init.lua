@@ -16,7 +16,8 @@ fieldm.set_tracer(T)
 -- ---- lt.init -----------------------------------------------------------------------
 
 local OPTIONS = { arch = "string", debug = "boolean", print_ir = "boolean", threads = "number",
-  default_ip = "type", default_fp = "type", device_memory = "number" }
+  default_ip = "type", default_fp = "type", device_memory = "number",
+  seed = "number", print_buffer = "number" }
 
 function lt.init(opts)
   opts = opts or {}
@@ -46,11 +47,18 @@ function lt.init(opts)
   if math.type(pool) ~= "integer" or pool < 0 then
     state.raise("lt.init: device_memory must be a whole number of bytes (e.g. 256 << 20)")
   end
+  local seed, pbuf = opts.seed or 0, opts.print_buffer or 0   -- the default seed is 0
+  if math.type(seed) ~= "integer" then state.raise("lt.init: seed must be an integer") end
+  if math.type(pbuf) ~= "integer" or pbuf < 0 then
+    state.raise("lt.init: print_buffer must be a whole number of bytes (0 = 1 MiB)")
+  end
   if state.prog then core.program_free(state.prog) end
   state.prog = nil
   state.snode_cache = nil
   local prog, err = core.program_new(arch, threads, opts.debug == true, pool)
   if not prog then state.raise("lt.init: " .. err) end
+  local ok, berr = core.builtins_setup(prog, seed, pbuf)
+  if not ok then state.raise("lt.init: " .. berr) end
   state.prog = prog
   state.gen = state.gen + 1
   state.opts = { arch = arch, debug = opts.debug == true, print_ir = opts.print_ir == true,
@@ -136,6 +144,8 @@ function lt.func(fn) return kernelm.func(fn) end
 -- for i, j in lt.ndrange(n, m) / lt.ndrange({a, b}, {c, d}): one parallel loop
 -- over the product inside kernels; a plain iterator in Lua scope.
 function lt.ndrange(...)
+  local ndm = require "lattice.ndarray"
+  if select("#", ...) == 1 and ndm.is_shape((...)) then return lt.ndrange(table.unpack((...))) end  -- a.shape
   local dims = {}
   for k = 1, select("#", ...) do
     local d = select(k, ...)
@@ -240,6 +250,19 @@ end
 
 -- vectors, matrices, structs, lt.static_range (composite.lua)
 require("lattice.composite").install(lt)
+
+-- ---- external arrays, random numbers, print, assert (ndarray.lua, builtins.lua) ------------
+
+do
+  local ndm = require "lattice.ndarray"
+  function lt.ndarray(dtype, shape, values) return ndm.new(dtype, shape, values) end
+  function lt.ndarray_from(dtype, values) return ndm.from(dtype, values) end
+  function lt.ndarray_type(dtype, ndim) return ndm.type(dtype, ndim) end
+  lt.is_ndarray = ndm.is_ndarray
+  local bm = require "lattice.builtins"
+  function lt.random(dtype) ensure_init(); return bm.random(dtype) end
+  lt.assert = bm.assert
+end
 
 lt.version = "0.1.0"
 return lt

@@ -6,6 +6,7 @@ local types = require "lattice.types"
 local fieldm = require "lattice.field"
 local T = require "lattice.tracer"
 local hooks = require "lattice.hooks"
+local ndm = require "lattice.ndarray"
 
 local M = {}
 local K = {}
@@ -34,9 +35,11 @@ function M.new(fn, argtypes)
       state.raise("lt.kernel: the kernel has no argument named '" .. tostring(name) .. "'")
     end
     local treem = require "lattice.tree"
-    if not treem.is_type(t) and (not types.is_type(t) or t.name == "i1") and not require("lattice.cfield").is_ctype(t) then
+    if not treem.is_type(t) and not ndm.is_type(t) and (not types.is_type(t) or t.name == "i1")
+        and not require("lattice.cfield").is_ctype(t) then
       state.raise("lt.kernel: the type of argument '" .. name .. "' must be a scalar type such as lt.f32, "
-        .. "a vector, matrix or struct type (lt.vec2) or a tree type (lt.tree{...})")
+        .. "a vector, matrix or struct type (lt.vec2), a tree type (lt.tree{...}) "
+        .. "or an ndarray type (lt.ndarray_type(lt.f32, 2))")
     end
   end
   return setmetatable({
@@ -105,6 +108,10 @@ local function kernel_env(real, lt)
         end })
         cache[key] = w
         return w
+      end
+      if key == "print" and v == print then   -- print in kernels: at run time (builtins.lua)
+        cache[key] = require("lattice.builtins").kernel_print
+        return cache[key]
       end
       if PLAIN[key] and type(v) == "function" then
         cache[key] = wrap_fn(nil, key, v, lt)
@@ -201,7 +208,12 @@ local function trace(k, tys)
   for _, t in ipairs(tys) do
     if t.leaf_types then                                   -- a vector/matrix/struct: one argument per scalar
       for _, lt_ in ipairs(t:leaf_types()) do ids[#ids + 1] = lt_.id end
+    elseif t.ndarray then ndm.arg_type_ids(t.ndarray, ids)
     elseif not t.tree then ids[#ids + 1] = t.id end
+  end
+  if #ids > 16 then
+    error(("kernel %s: its arguments take %d slots (a vector, matrix or struct one per component, an ndarray "
+      .. "1 + its dimensions), at most 16"):format(k.name, #ids), 0)
   end
   b:set_args(table.unpack(ids))
   b:set_loc(k.short_src, k.line)
@@ -216,6 +228,7 @@ local function trace(k, tys)
         for k, lt_ in ipairs(t:leaf_types()) do leaves[k] = T.sym(b:arg(n), lt_); n = n + 1 end
         args[i] = t:from_flat(leaves)
       elseif t.tree then args[i] = treem.proxy(t.tree)
+      elseif t.ndarray then args[i], n = ndm.proxy(b, T, t.ndarray, n, k.params[i])
       else args[i] = T.sym(b:arg(n), t); n = n + 1 end
     end
     local ctx = T.push_function()
@@ -273,6 +286,17 @@ function K:__call(...)
       insts = insts or {}
       insts[#insts + 1] = v._ud
       tys[i], key[i] = { tree = t }, "tree#" .. t.serial
+      goto continue
+    end
+    if ndm.is_type(t) or (t == nil and ndm.is_ndarray(v)) then
+      t = t or v._type
+      if not ndm.is_ndarray(v) or v._type ~= t then
+        state.raise(("kernel %s: argument '%s' must be an ndarray of %s with %d dimension%s, got %s"):format(
+          self.name, p, t.dtype.name, t.ndim, t.ndim == 1 and "" or "s",
+          ndm.is_ndarray(v) and tostring(v) or ("a " .. type(v))))
+      end
+      ndm.launch_values(v, vals)
+      tys[i], key[i] = { ndarray = t }, t.key
       goto continue
     end
     if t and t.leaf_types and not types.is_type(t) then        -- vector/matrix/struct argument

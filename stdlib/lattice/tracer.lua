@@ -227,10 +227,12 @@ install_ops(Var)
 
 Sym.__index = function(x, k)
   if rawget(x, "field") then wrong_count(x.field, x.nidx + 1) end
+  if rawget(x, "index_error") then fail(x.index_error) end      -- an ndarray element (ndarray.lua)
   fail("a kernel value (" .. x.t.name .. ") cannot be indexed")
 end
 Sym.__newindex = function(x, k)
   if rawget(x, "field") then wrong_count(x.field, x.nidx + 1) end
+  if rawget(x, "index_error") then fail(x.index_error) end
   fail("a kernel value (" .. x.t.name .. ") cannot be indexed")
 end
 Var.__index = function(x, k) fail("a kernel variable (" .. x.t.name .. ") cannot be indexed") end
@@ -449,7 +451,7 @@ function T.atomic(op, target, v)
   if getmetatable(target) ~= Sym or not rawget(target, "ptr") then
     fail("lt.atomic_" .. op .. " needs a field element as its first argument, e.g. lt.atomic_" .. op .. "(x[i], v)")
   end
-  local s = implicit(v, target.t, "field '" .. field_name(target.field) .. "'")
+  local s = implicit(v, target.t, rawget(target, "what") or ("field '" .. field_name(target.field) .. "'"))
   return sym(B():atomic("atomic_" .. op, target.ptr, s), target.t)
 end
 

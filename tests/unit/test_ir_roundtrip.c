@@ -329,7 +329,7 @@ static void test_errors(void) {
       {"kernel k() {\n  <i32> $0 = const 0\n  <f32*> $1 = global_ptr q [$0]\n}\n", "line 3: unknown field 'q'"},
       {"kernel k() {\n}\nkernel j() {\n}\n", "line 3: unexpected 'kernel' after the kernel (one kernel per text)"},
       {"kernel k() {\n  <f32> $0 = global_tmp 8\n}\n", "line 2: global_tmp gives a pointer: write its type as <T*>"},
-      {"kernel k() {\n  <i32*> $0 = const 1\n}\n", "only global_ptr and global_tmp have a pointer type"},
+      {"kernel k() {\n  <i32*> $0 = const 1\n}\n", "only global_ptr, global_tmp and ext_ptr have a pointer type"},
       {"kernel k() {\n  <i32> $0 = const 1\n  <i32> $1 = loop_index $0\n}\n", "line 3: loop_index reads a range_for"},
       {"kernel k() {\n  <i32> $0 = const 1 2\n}\n", "line 2: unexpected '2' after the const statement"},
       {"field x <f32> dense [i:0]\nkernel k() {\n}\n", "line 1: dense under S0root: extent 0 along axis i"},
@@ -469,6 +469,39 @@ static void build_sparse(ir_program *p) {
   ir_kernel_free(k);
 }
 
+/* The builtins (ndarray access, random, print, assert), with strings that
+** need escapes. */
+static void build_builtins(ir_program *p) {
+  ir_kernel *k = ir_kernel_new("builtins", p);
+  k->nargs = 2;
+  k->arg_types[0] = IR_u64;
+  k->arg_names[0] = ir_strdup(k, "a");
+  k->arg_types[1] = IR_i32;
+  k->arg_names[1] = ir_strdup(k, "a.shape[1]");
+  k->debug = true;
+  ir_builder b;
+  ir_builder_init(&b, k);
+  ir_stmt *a = ir_b_arg(&b, 0), *n = ir_b_arg(&b, 1);
+  ir_stmt *i = ir_b_cast(&b, IR_i64, ir_b_const_int(&b, IR_i32, 2));
+  ir_stmt *ops[2] = {i, ir_b_cast(&b, IR_i64, n)};
+  ir_stmt *chk = ir_b_op(&b, IR_check_bound, IR_void, 2, ops);
+  chk->aux = 0;
+  chk->imm.ival = 0;
+  ops[0] = a;
+  ops[1] = i;
+  ir_stmt *e = ir_b_global_load(&b, ir_b_op(&b, IR_ext_ptr, IR_f32, 2, ops));
+  ops[0] = n;
+  ops[1] = ir_b_const_int(&b, IR_i32, 0);
+  ir_b_op(&b, IR_random, IR_f64, 2, ops)->imm.ival = 3;
+  ir_stmt *c = ir_b_binary(&b, IR_cmp_lt, e, e);
+  ops[0] = e;
+  ops[1] = c;
+  ir_b_op(&b, IR_print, IR_void, 2, ops)->aux = ir_kernel_add_string(k, "e =\t% \"100%%\" \\ %");
+  ir_b_op(&b, IR_assert, IR_void, 1, &c)->aux = ir_kernel_add_string(k, "e < e");
+  roundtrip(k, p);
+  ir_kernel_free(k);
+}
+
 /* docs/ir.md documents every op of ops.def (a table row naming it). */
 static void test_docs_in_sync(void) {
   const char *dir = getenv("LT_SOURCE_DIR");
@@ -502,6 +535,7 @@ int main(void) {
   build_serial(p, x);
   build_offloaded(p);
   build_sparse(p);
+  build_builtins(p);
   for (int op = 0; op < IR_NUM_OPS; op++) CHECKF(seen[op], "op %s is not covered", ir_op_name((ir_op)op));
   ir_program_free(p);
   test_text();

@@ -228,7 +228,7 @@ static void test_types(void) {
   setup(&f);
   ir_stmt *st = ir_b_global_store(&f.b, f.c1, f.c2);
   (void)st;
-  REJECTS(f.k, 0, "global_store: $0 is a const, not a global_ptr or global_tmp");
+  REJECTS(f.k, 0, "global_store: $0 is a const, not a global_ptr, global_tmp or ext_ptr");
   ir_kernel_free(f.k);
 
   setup(&f);

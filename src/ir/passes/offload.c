@@ -112,13 +112,14 @@ static ir_stmt *resolve(off_state *st, ir_stmt *o) {
     r->aux = o->aux;
     prelude(st, r);
     break;
-  case IR_global_ptr: {
+  case IR_global_ptr: case IR_ext_ptr: {
     /* from the operands it had before its own task was rewritten: those may
-    ** now be stand-ins that live in that task */
+    ** now be stand-ins that live in that task (a pointer cannot go through
+    ** a gtmp slot: it is recomputed, as ndarray element addresses are too) */
     ir_stmt *idx[IR_MAX_OPS];
     ir_stmt **orig = cached && st->ptr_ops[o->id] ? st->ptr_ops[o->id] : o->ops;
     for (int i = 0; i < o->nops; i++) idx[i] = resolve(st, orig[i]);
-    r = mk(k, IR_global_ptr, o->type, o->nops, idx, o->loc);
+    r = mk(k, o->op, o->type, o->nops, idx, o->loc);
     r->aux = o->aux;
     r->imm = o->imm; /* the activate flag */
     prelude(st, r);
@@ -219,7 +220,7 @@ static int store_bound(ir_kernel *k, ir_stmt *ser, ir_stmt *v, ir_loc loc) {
 static void save_ptr_ops(off_state *st, ir_block *blk) {
   if (!blk) return;
   for (ir_stmt *s = blk->first; s; s = s->next) {
-    if (s->op == IR_global_ptr && s->id >= 0 && s->id < st->n) {
+    if ((s->op == IR_global_ptr || s->op == IR_ext_ptr) && s->id >= 0 && s->id < st->n) {
       ir_stmt **ops = ir_alloc(st->k, sizeof(ir_stmt *) * (size_t)(s->nops + 1));
       for (int i = 0; i < s->nops; i++) ops[i] = s->ops[i];
       st->ptr_ops[s->id] = ops;

@@ -280,6 +280,22 @@ static void check(ir_stmt *s, void *ud) {
     convert(st, s, 0, IR_i32);
     break;
 
+  case IR_ext_ptr:
+    convert(st, s, 1, IR_i64);
+    break;
+  case IR_check_bound:
+    if (!is_plain_int(s->ops[0]->type))
+      ir_fail(k, s->loc, "index is a %s: indices must be integers", ir_type_name(s->ops[0]->type));
+    convert(st, s, 0, IR_i64);
+    convert(st, s, 1, IR_i64);
+    break;
+  case IR_random:
+    convert(st, s, 0, IR_i32);
+    convert(st, s, 1, IR_i32);
+    break;
+  case IR_assert:
+    check_cond(st, s, s->ops[0], "lt.assert");
+    break;
   case IR_if:
     check_cond(st, s, s->ops[0], "`if`");
     break;

@@ -126,7 +126,7 @@ LLVMValueRef cg_int_convert(cg *c, LLVMValueRef v, bool is_signed, LLVMTypeRef t
 static void stmt(cg *c, ir_stmt *s) {
   cg_open(c);
   /* cg_sparse first: it takes the loop_index of struct-for tasks */
-  if (cg_sparse(c, s) || cg_arith(c, s) || cg_memory(c, s) || cg_control(c, s)) return;
+  if (cg_sparse(c, s) || cg_builtins(c, s) || cg_arith(c, s) || cg_memory(c, s) || cg_control(c, s)) return;
   cg_fail(c, s, "statement '%s' cannot be compiled here (is the kernel offloaded?)",
           ir_op_name(s->op));
 }
@@ -193,6 +193,7 @@ static void scan_runtime_use(ir_stmt *s, void *ud) {
   case IR_snode_append: case IR_snode_length: case IR_snode_deactivate_all: case IR_struct_for:
   case IR_task_clear_list: case IR_task_listgen: case IR_task_struct_for: case IR_task_gc:
   case IR_task_deactivate_all:
+  case IR_check_bound: case IR_random: case IR_print: case IR_assert:   /* cg_builtins.c */
     r->uses = true;
     break;
   default: break;

@@ -134,7 +134,7 @@ LLVMValueRef cg_call(cg *c, const char *name, LLVMTypeRef ret, int n, LLVMTypeRe
                      LLVMValueRef *args);             /* declares name when absent */
 /* Members of rt_context by position (context.h: the order is the ABI). */
 enum { CG_CTX_ROOTS, CG_CTX_ARGS, CG_CTX_RET, CG_CTX_GTMP, CG_CTX_ERROR, CG_CTX_ERROR_INFO,
-       CG_CTX_RUNTIME, CG_CTX_NFIELDS };
+       CG_CTX_RUNTIME, CG_CTX_BUILTINS, CG_CTX_NFIELDS };
 LLVMValueRef cg_ctx_field(cg *c, int index);         /* load of a CG_CTX_* member */
 /* Marks a load as reading memory that does not change while a task runs. */
 LLVMValueRef cg_invariant(cg *c, LLVMValueRef load);
@@ -151,6 +151,7 @@ bool cg_arith(cg *c, ir_stmt *s);                    /* cg_arith.c */
 bool cg_control(cg *c, ir_stmt *s);                  /* cg_control.c */
 bool cg_memory(cg *c, ir_stmt *s);                   /* cg_memory.c */
 bool cg_sparse(cg *c, ir_stmt *s);                   /* cg_sparse.c */
+bool cg_builtins(cg *c, ir_stmt *s);                 /* cg_builtins.c: ndarrays, random, print, assert */
 
 /* Field addressing shared by cg_memory.c (dense) and cg_sparse.c. */
 /* The tree's base address: ctx->roots[tree]. */

@@ -1,0 +1,345 @@
+-- ndarray.lua -- lt.ndarray: external arrays that own their memory (the C half
+-- is src/lang/ndarray.c), their Lua-scope access, their annotation type
+-- lt.ndarray_type(dtype, ndim), and what a kernel sees of one: the data's
+-- address and the extents are kernel arguments, so one compiled kernel
+-- serves every shape (docs/language.md, "External arrays").
+local core = require "lattice.core"
+local state = require "lattice.state"
+local types = require "lattice.types"
+
+local M = {}
+local ND, NDType, HostAcc, Shape = {}, {}, {}, {}
+M.ND, M.NDType = ND, NDType
+
+-- a.shape is a plain list marked by this metatable, so that lt.ndrange(a.shape)
+-- can take it as the list of extents (not as a {begin, end} pair)
+local function shape_list(t) return setmetatable(t, Shape) end
+function M.is_shape(x) return getmetatable(x) == Shape end
+
+local MAX_DIMS = 8
+local U64, I32, I64 = types.by_name.u64, types.by_name.i32, types.by_name.i64
+local VOID = core.type_id("void")
+local raise = state.raise
+
+function M.is_ndarray(x) return getmetatable(x) == ND end
+function M.is_type(x) return getmetatable(x) == NDType end
+
+local function shape_text(shape)
+  local t = {}
+  for i, n in ipairs(shape) do t[i] = tostring(n) end
+  return "(" .. table.concat(t, ", ") .. ")"
+end
+
+local function check_dtype(dtype, what)
+  if not types.is_type(dtype) or dtype.name == "i1" then
+    raise(what .. ": the element type must be a scalar type such as lt.f32")
+  end
+end
+
+-- ---- annotation types ---------------------------------------------------------------
+
+local type_cache = {}
+
+-- lt.ndarray_type(dtype, ndim): the type of an ndarray argument of any shape.
+function M.type(dtype, ndim)
+  check_dtype(dtype, "lt.ndarray_type")
+  if math.type(ndim) ~= "integer" or ndim < 1 or ndim > MAX_DIMS then
+    raise("lt.ndarray_type: the number of dimensions must be an integer from 1 to " .. MAX_DIMS)
+  end
+  local key = dtype.name .. ":" .. ndim
+  if not type_cache[key] then
+    type_cache[key] = setmetatable({ dtype = dtype, ndim = ndim, key = "ndarray(" .. dtype.name .. "," .. ndim .. ")" },
+      NDType)
+  end
+  return type_cache[key]
+end
+NDType.__tostring = function(t) return "lt.ndarray_type(lt." .. t.dtype.name .. ", " .. t.ndim .. ")" end
+NDType.__index = function(_, k) raise("ndarray types have no member '" .. tostring(k) .. "'") end
+
+-- ---- construction ---------------------------------------------------------------------
+
+local function make(dtype, shape, what)
+  check_dtype(dtype, what)
+  if math.type(shape) == "integer" then shape = { shape } end
+  if type(shape) ~= "table" or #shape < 1 or #shape > MAX_DIMS then
+    raise(what .. ": the shape must be an integer or a table of 1 to " .. MAX_DIMS .. " integers")
+  end
+  local s = {}
+  for i, n in ipairs(shape) do
+    if math.type(n) ~= "integer" or n <= 0 then
+      raise(what .. ": every extent must be an integer > 0 (got shape " .. shape_text(shape) .. ")")
+    end
+    s[i] = n
+  end
+  local ud, err = core.ndarray_new(dtype.id, s)
+  if not ud then raise(what .. ": " .. err) end
+  return setmetatable({ _ud = ud, _dtype = dtype, _shape = s, _type = M.type(dtype, #s) }, ND)
+end
+
+-- A Lua value converted for an array of dtype (the rules of field writes).
+local function check_value(a, v)
+  if type(v) ~= "number" then
+    raise("cannot write a " .. type(v) .. " to an ndarray of " .. a._dtype.name .. ": ndarrays hold numbers")
+  end
+  if a._dtype.is_int and math.type(v) == "float" then
+    local i = math.tointeger(v)
+    if not i then
+      raise("cannot write the float " .. tostring(v) .. " to an ndarray of " .. a._dtype.name ..
+        "; convert it explicitly, e.g. math.floor(v)")
+    end
+    v = i
+  end
+  return types.convert(v, a._dtype)
+end
+
+-- Nested tables of the given depth -> flat row-major list; checks the shape.
+local function flatten(a, values, what)
+  local out, shape = {}, a._shape
+  local function walk(t, d)
+    if type(t) ~= "table" or #t ~= shape[d] then
+      raise(what .. ": the values do not match the shape " .. shape_text(shape) .. " (axis " .. (d - 1) ..
+        " should have " .. shape[d] .. " entries)")
+    end
+    for i = 1, shape[d] do
+      if d == #shape then out[#out + 1] = check_value(a, t[i]) else walk(t[i], d + 1) end
+    end
+  end
+  walk(values, 1)
+  return out
+end
+
+-- lt.ndarray(dtype, shape[, values]): zero-filled, or filled from nested tables.
+function M.new(dtype, shape, values)
+  local a = make(dtype, shape, "lt.ndarray")
+  if values ~= nil then core.ndarray_set_list(a._ud, flatten(a, values, "lt.ndarray")) end
+  return a
+end
+
+-- lt.ndarray_from(dtype, values): the shape from nested tables (rectangular).
+function M.from(dtype, values)
+  if type(values) ~= "table" then raise("lt.ndarray_from: expects nested tables of numbers") end
+  local shape, t = {}, values
+  while type(t) == "table" do
+    shape[#shape + 1] = #t
+    t = t[1]
+  end
+  return M.new(dtype, shape, values)
+end
+
+-- ---- Lua-scope access ------------------------------------------------------------------
+
+local function linear(a, idx)
+  local off = 0
+  for k = 1, #a._shape do
+    local i, n = idx[k], a._shape[k]
+    if math.type(i) ~= "integer" then
+      local ii = type(i) == "number" and math.tointeger(i)
+      if not ii then
+        raise("index " .. (k - 1) .. " of an ndarray must be an integer (got " .. tostring(i) .. ")")
+      end
+      i = ii
+    end
+    if i < 0 or i >= n then
+      raise("index " .. i .. " out of range for axis " .. (k - 1) .. " of an ndarray with shape " ..
+        shape_text(a._shape))
+    end
+    off = off * n + i
+  end
+  return off
+end
+
+local function wrong_count(a, got)
+  raise("the ndarray has " .. #a._shape .. " dimensions, got " .. got .. " indices")
+end
+
+HostAcc.__index = function(h, k)
+  local idx = { table.unpack(h.idx) }
+  idx[#idx + 1] = k
+  if #idx < #h.a._shape then return setmetatable({ a = h.a, idx = idx }, HostAcc) end
+  return core.ndarray_get(h.a._ud, linear(h.a, idx))
+end
+HostAcc.__newindex = function(h, k, v)
+  local idx = { table.unpack(h.idx) }
+  idx[#idx + 1] = k
+  if #idx ~= #h.a._shape then wrong_count(h.a, #idx) end
+  core.ndarray_set(h.a._ud, linear(h.a, idx), check_value(h.a, v))
+end
+for _, mm in ipairs { "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv", "__lt", "__le",
+  "__concat", "__call", "__len" } do
+  HostAcc[mm] = function(x, y)
+    local h = getmetatable(x) == HostAcc and x or y
+    wrong_count(h.a, #h.idx)
+  end
+end
+
+local methods = {}
+
+function methods.fill(a, v) core.ndarray_fill(a._ud, check_value(a, v)) end
+
+-- a:to_table() -> nested tables, 1-based: t[i + 1][j + 1] == a[i][j]
+function methods.to_table(a)
+  local flat, shape = core.ndarray_to_list(a._ud), a._shape
+  local n = 0
+  local function build(d)
+    local t = {}
+    for i = 1, shape[d] do
+      if d == #shape then n = n + 1; t[i] = flat[n] else t[i] = build(d + 1) end
+    end
+    return t
+  end
+  return build(1)
+end
+
+-- a:from_table(values): every element from nested tables of a's shape
+function methods.from_table(a, values) core.ndarray_set_list(a._ud, flatten(a, values, "a:from_table")) end
+
+local props = {}
+function props.shape(a) return shape_list({ table.unpack(a._shape) }) end
+function props.dtype(a) return a._dtype end
+function props.ndim(a) return #a._shape end
+function props.size(a)
+  local n = 1
+  for _, e in ipairs(a._shape) do n = n * e end
+  return n
+end
+
+-- Inside a kernel an ndarray must come as an argument: its address and shape
+-- are launch values, never constants baked into the code.
+local function not_in_kernel(a)
+  local T = package.loaded["lattice.tracer"]
+  if T and T.active() then
+    T.fail("an ndarray (" .. tostring(a) .. ") is used in a kernel without being passed to it; pass it as "
+      .. "an argument, e.g. lt.kernel(function(a) ... end, {a = lt.ndarray_type(lt." .. a._dtype.name .. ", "
+      .. #a._shape .. ")})")
+  end
+end
+
+ND.__index = function(a, k)
+  if k ~= "shape" and k ~= "ndim" and k ~= "dtype" and k ~= "size" then not_in_kernel(a) end
+  if type(k) == "string" then
+    if methods[k] then return methods[k] end
+    if props[k] then return props[k](a) end
+    raise("ndarrays have no member '" .. k .. "' (ndarrays have: shape, dtype, ndim, size, fill, to_table, "
+      .. "from_table)")
+  end
+  if #a._shape == 1 then return core.ndarray_get(a._ud, linear(a, { k })) end
+  return setmetatable({ a = a, idx = { k } }, HostAcc)
+end
+ND.__newindex = function(a, k, v)
+  not_in_kernel(a)
+  if type(k) == "string" then raise("cannot set the member '" .. k .. "' of an ndarray") end
+  if #a._shape ~= 1 then wrong_count(a, 1) end
+  core.ndarray_set(a._ud, linear(a, { k }), check_value(a, v))
+end
+ND.__len = function(a) return a._shape[1] end
+ND.__tostring = function(a) return "ndarray " .. a._dtype.name .. " " .. shape_text(a._shape) end
+
+-- ---- kernel arguments ------------------------------------------------------------------
+
+-- The launch values of ndarray a (address, then the extents), appended to vals.
+function M.launch_values(a, vals)
+  vals[#vals + 1] = core.ndarray_address(a._ud)
+  for _, n in ipairs(a._shape) do vals[#vals + 1] = n end
+end
+
+-- The IR argument types of an ndarray argument of type t: u64, then ndim i32.
+function M.arg_type_ids(t, ids)
+  ids[#ids + 1] = U64.id
+  for _ = 1, t.ndim do ids[#ids + 1] = I32.id end
+end
+
+-- ---- in kernels --------------------------------------------------------------------------
+
+local Proxy, KAcc = {}, {}
+M.Proxy = Proxy
+
+-- The kernel's view of ndarray parameter `name` of type t, whose address is IR
+-- argument n (extents n+1 ..): returns the proxy and the next free argument.
+function M.proxy(b, T, t, n, name)
+  b:set_arg_name(n, name)
+  local base = T.sym(b:arg(n), U64)
+  local shape = {}
+  for k = 1, t.ndim do
+    b:set_arg_name(n + k, name .. ".shape[" .. k .. "]")
+    shape[k] = T.sym(b:arg(n + k), I32)
+  end
+  return setmetatable({ T = T, base = base, _shape = shape, t = t, argno = n, name = name }, Proxy), n + 1 + t.ndim
+end
+
+-- The element's address (an ext_ptr) for the indices idx, bounds-checked in debug mode.
+local function elem_ptr(p, idx)
+  local T = p.T
+  local S = T.current()
+  if #idx ~= p.t.ndim then
+    T.fail("ndarray '" .. p.name .. "' has " .. p.t.ndim .. " dimensions, got " .. #idx .. " indices")
+  end
+  local off
+  for k = 1, #idx do
+    local s, ty = T.lift(idx[k])
+    if not ty.is_int or ty.name == "i1" then
+      T.fail("index " .. (k - 1) .. " of ndarray '" .. p.name .. "' must be an integer (got " .. ty.name .. ")")
+    end
+    local b = T.B()
+    local ext = (T.lift(p._shape[k]))
+    if S.debug then
+      local chk = b:op("check_bound", VOID, s, ext)
+      b:set_aux(chk, p.argno, k - 1)
+    end
+    if ty ~= I64 then s = b:cast(I64.id, s) end
+    if off then off = b:binary("add", b:binary("mul", off, b:cast(I64.id, ext)), s) else off = s end
+  end
+  return T.B():op("ext_ptr", p.t.dtype.id, (T.lift(p.base)), off)
+end
+
+local function read(p, idx)
+  local ptr = elem_ptr(p, idx)
+  local T = p.T
+  return setmetatable({ s = T.B():global_load(ptr), t = p.t.dtype, ptr = ptr, what = "ndarray '" .. p.name .. "'",
+    index_error = "ndarray '" .. p.name .. "' has " .. p.t.ndim .. " dimensions, got " .. (#idx + 1) .. " indices" },
+    T.Sym)
+end
+
+local function write(p, idx, v)
+  local T = p.T
+  local ptr = elem_ptr(p, idx)
+  T.B():global_store(ptr, T.implicit(v, p.t.dtype, "ndarray '" .. p.name .. "'"))
+end
+
+Proxy.__index = function(p, k)
+  if k == "shape" then return shape_list({ table.unpack(p._shape) }) end
+  if k == "ndim" then return p.t.ndim end
+  if k == "dtype" then return p.t.dtype end
+  if type(k) == "string" then p.T.fail("ndarrays in kernels have no member '" .. k .. "' (use shape, ndim, dtype)") end
+  if type(k) == "table" and not p.T.is_kv(k) and getmetatable(k) == nil then return read(p, k) end  -- a[I]
+  if p.t.ndim == 1 then return read(p, { k }) end
+  return setmetatable({ p = p, idx = { k } }, KAcc)
+end
+Proxy.__newindex = function(p, k, v)
+  if type(k) == "table" and not p.T.is_kv(k) and getmetatable(k) == nil then return write(p, k, v) end
+  if p.t.ndim ~= 1 then
+    p.T.fail("ndarray '" .. p.name .. "' has " .. p.t.ndim .. " dimensions, got 1 index")
+  end
+  write(p, { k }, v)
+end
+Proxy.__len = function(p) return p._shape[1] end
+
+KAcc.__index = function(a, k)
+  local idx = { table.unpack(a.idx) }
+  idx[#idx + 1] = k
+  if #idx < a.p.t.ndim then return setmetatable({ p = a.p, idx = idx }, KAcc) end
+  return read(a.p, idx)
+end
+KAcc.__newindex = function(a, k, v)
+  local idx = { table.unpack(a.idx) }
+  idx[#idx + 1] = k
+  write(a.p, idx, v)
+end
+for _, mm in ipairs { "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv", "__lt", "__le",
+  "__concat", "__call", "__len" } do
+  KAcc[mm] = function(x, y)
+    local a = getmetatable(x) == KAcc and x or y
+    a.p.T.fail("ndarray '" .. a.p.name .. "' has " .. a.p.t.ndim .. " dimensions, got " .. #a.idx .. " indices")
+  end
+end
+
+return M
