@@ -108,11 +108,9 @@ local render = lt.kernel(function()
 end)
 
 local positions = ref.init_positions(n_particles, 3, 0.3, 0.4)
-for p, xyz in pairs(positions) do
-  x[p] = xyz
-  v[p] = { 0, -1, 0 }
-  J[p] = 1
-end
+x:from_table(positions)   -- one call for all particles (x[p] = ... per particle is slower)
+v:fill({ 0, -1, 0 })
+J:fill(1)
 
 local st = test and ref.new(n_particles, n_grid, 3, positions) or nil
 local fields = { x = x, v = v, C = C, J = J, grid_v = grid_v, grid_m = grid_m }

@@ -1,6 +1,6 @@
 /*
 ** field.c -- host (Lua-scope) access to field elements: x[i][j], x[i][j] = v,
-** x:fill(v), x:to_table(). Every access is bounds-checked; a bad index returns
+** x:fill(v), x:to_table(), x:from_table(t). Every access is bounds-checked; a bad index returns
 ** nil plus a message so the Lua side can raise it at the user's line.
 **
 ** Each function takes the instance (an lt.tree instance, or nil for the
@@ -206,6 +206,94 @@ static int l_field_to_table(lua_State *L) {
   return 1;
 }
 
+/* from_table's walk: writes the numbers of the nested table at the top of
+** the stack (and pops it) into the elements from axis `axis` on. Each level may count from
+** 0 or from 1 (Lua literals); after the indices, the keys at stack slots
+** [keys, keys + nkeys) pick the component out of the element's value. On a
+** bad entry leaves nil + message on the stack and returns false. */
+typedef struct {
+  lang_program *p;
+  const ir_snode *s;
+  char *mem;
+  int keys, nkeys;
+  int64_t idx[IR_MAX_INDICES];
+  int base[IR_MAX_INDICES];          /* each level's first index: 0 or 1 */
+} fill_walk;
+
+static bool bad_entry(lua_State *L, fill_walk *w, int axis, const char *what) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "t");
+  for (int i = 0; i < axis; i++)
+    lua_pushfstring(L, "[%I]", (lua_Integer)(w->idx[i] + w->base[i])), luaL_addvalue(&b);
+  luaL_pushresult(&b);
+  const char *path = lua_tostring(L, -1);
+  char shape[160];
+  shape_text(w->s, shape, sizeof shape);
+  lua_pushnil(L);
+  lua_pushfstring(L, "%s %s (the field has shape %s)", path, what, shape);
+  return false;
+}
+
+static bool fill_from(lua_State *L, fill_walk *w, int axis) {
+  const ir_snode *s = w->s;
+  if (axis == s->nidx) {
+    if (w->nkeys > 0 && lua_isnil(L, -1)) return bad_entry(L, w, axis, "is missing");
+    for (int k = 0; k < w->nkeys; k++) {   /* the component of a composite element */
+      if (!lua_istable(L, -1))
+        return bad_entry(L, w, axis, k ? "has a component that is not a table" : "is not a table of components");
+      lua_pushvalue(L, w->keys + k);
+      lua_gettable(L, -2);
+      lua_remove(L, -2);
+    }
+    if (!lua_isnumber(L, -1))
+      return bad_entry(L, w, axis, lua_isnil(L, -1) ? (w->nkeys ? "lacks a component" : "is missing")
+                                                    : "is not a number");
+    if (!ir_type_is_float(s->dtype) && !lua_isinteger(L, -1)) {
+      int ok;
+      lua_tointegerx(L, -1, &ok);
+      if (!ok) return bad_entry(L, w, axis, "is not an integer (the field holds integers)");
+    }
+    char *e = element(w->p, s, w->mem, w->idx, true);
+    if (!e) {
+      char msg[768] = "";
+      if (!jit_sparse_take_error(w->p->sparse, w->p->ir, msg, sizeof msg))
+        snprintf(msg, sizeof msg, "cannot activate the cell of field '%s'", s->name);
+      lua_pushnil(L);
+      lua_pushstring(L, msg);
+      return false;
+    }
+    store_elem(L, s->dtype, e, -1);
+    lua_pop(L, 1);
+    return true;
+  }
+  if (!lua_istable(L, -1)) return bad_entry(L, w, axis, "is not a table");
+  w->base[axis] = lua_rawgeti(L, -1, 0) == LUA_TNIL ? 1 : 0;
+  lua_pop(L, 1);
+  for (int64_t i = 0; i < s->total_shape[axis]; i++) {
+    w->idx[axis] = i;
+    lua_rawgeti(L, -1, (lua_Integer)i + w->base[axis]);
+    if (!fill_from(L, w, axis + 1)) return false;
+  }
+  lua_pop(L, 1);   /* like a leaf, a level consumes its table */
+  return true;
+}
+
+/* core.field_from_table(prog, id, instance|nil, t, key...) -> true | nil,
+** message: x[i][j] = t[i][j] (or t[i+1][j+1]) for every element, each value
+** t[...][key1][key2]... when keys are given (a component of a composite
+** element); writes activate cells of sparse fields. */
+static int l_field_from_table(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  fill_walk w = {.p = p, .keys = 5, .nkeys = lua_gettop(L) - 4};
+  w.s = check_place(L, p, 2, &w.mem);
+  luaL_checkstack(L, w.s->nidx + w.nkeys + 8, "field nesting");
+  lua_pushvalue(L, 4);
+  if (!fill_from(L, &w, 0)) return 2;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* core.field_active(prog, id, instance|nil) -> {{i, j, ...}, ...}: the
 ** indices of the active elements, row-major (every element of a dense field) */
 static int l_field_active(lua_State *L) {
@@ -234,6 +322,7 @@ void lang_open_field(lua_State *L) {
     {"field_set", l_field_set},
     {"field_fill", l_field_fill},
     {"field_to_table", l_field_to_table},
+    {"field_from_table", l_field_from_table},
     {"field_active", l_field_active},
     {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);

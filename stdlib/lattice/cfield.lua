@@ -169,6 +169,14 @@ function methods.to_table(f)
   return combine(parts, f._nidx)
 end
 
+-- The inverse of to_table: each element a Lua table as to_table gives it (or
+-- counting from 0 at the index levels). One pass per component, in C.
+function methods.from_table(f, tbl)
+  if T.active() then return T.unsupported("x:from_table inside a kernel") end
+  M.ready(f)
+  for k, c in ipairs(f._comps) do c:from_table(tbl, table.unpack(f._ct:leaf_paths()[k])) end
+end
+
 function methods.active(f) return M.first(f):active() end
 function methods.deactivate_all(f) return M.first(f):deactivate_all() end
 
@@ -215,7 +223,7 @@ CField.__index = function(f, k)
     if p then return p(f) end
     if SWZ[k] and f._ct.m == nil and f._ct.n and SWZ[k] < f._ct.n then return comp(f, SWZ[k] + 1) end
     fail("field '" .. name_of(f) .. "' (" .. tostring(f._ct) .. ") has no member '" .. k .. "' (composite "
-      .. "fields have: shape, dtype, name, value, fill, to_table, component" ..
+      .. "fields have: shape, dtype, name, value, fill, to_table, from_table, component" ..
       (f._ct.n and f._ct.m == nil and ", x, y, z, w" or "") .. ")")
   end
   if T.active() then return T.field_index(f, k) end

@@ -355,6 +355,17 @@ function methods.to_table(f)
   return core.field_to_table(state.prog, f._snode, inst_ud(f))
 end
 
+-- x:from_table(t): x[i][j] = t[i][j] for every element, t nested like
+-- to_table's result (each level counting from 1, or from 0). keys...: the
+-- component of each element to take (composite fields, cfield.lua).
+function methods.from_table(f, tbl, ...)
+  if tracer.active() then return tracer.unsupported("x:from_table inside a kernel") end
+  M.ready(f)
+  if type(tbl) ~= "table" then raise("x:from_table: expects a table, got a " .. type(tbl)) end
+  local ok, err = core.field_from_table(state.prog, f._snode, inst_ud(f), tbl, ...)
+  if not ok then raise("x:from_table of field '" .. M.guess_name(f) .. "': " .. err) end
+end
+
 -- x:deactivate_all(): every cell of the sparse level nearest above x
 function methods.deactivate_all(f)
   return require("lattice.sparse").deactivate_all(f)
@@ -390,7 +401,7 @@ Field.__index = function(f, k)
     local p = props[k]
     if p then return p(f) end
     raise("fields have no member '" .. k .. "' (fields have: shape, dtype, name, value, fill, to_table, "
-      .. "active, deactivate_all)")
+      .. "from_table, active, deactivate_all)")
   end
   if tracer.active() then return tracer.field_index(f, k) end
   M.ready(f)

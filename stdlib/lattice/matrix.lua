@@ -209,6 +209,12 @@ function ctype_methods.leaf_names(c)
   end
   return s
 end
+-- Where each component sits in the Lua table to_lua makes: {k} or {row, column}.
+function ctype_methods.leaf_paths(c)
+  local p = {}
+  for k = 0, c.count - 1 do p[k + 1] = c.m == nil and { k + 1 } or { k // c.m + 1, k % c.m + 1 } end
+  return p
+end
 function ctype_methods.from_flat(c, elems) return make(c.n, c.m, c.dtype, elems) end
 function ctype_methods.member_view() return nil end
 function ctype_methods.component_slot(c, i, j)

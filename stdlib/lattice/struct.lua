@@ -73,6 +73,17 @@ function methods.leaf_names(st)
   return out
 end
 
+-- Where each component sits in the Lua table to_lua makes: {member[, ...]}.
+function methods.leaf_paths(st)
+  local out = {}
+  for _, name in ipairs(st.names) do
+    local t = st.types[name]
+    if is_scalar_type(t) then out[#out + 1] = { name }
+    else for _, sub in ipairs(t:leaf_paths()) do out[#out + 1] = { name, table.unpack(sub) } end end
+  end
+  return out
+end
+
 -- A struct value from its flat scalar components.
 function methods.from_flat(st, elems)
   local v, k = {}, 1
