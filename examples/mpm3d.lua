@@ -107,6 +107,9 @@ local render = lt.kernel(function()
   end
 end)
 
+-- trace every kernel now and compile them all at once, on all cores
+lt.compile(clear, p2g, grid_op, g2p, render)
+
 local positions = ref.init_positions(n_particles, 3, 0.3, 0.4)
 x:from_table(positions)   -- one call for all particles (x[p] = ... per particle is slower)
 v:fill({ 0, -1, 0 })

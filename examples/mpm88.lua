@@ -121,6 +121,9 @@ local render = lt.kernel(function()
   end
 end)
 
+-- trace every kernel now and compile them all at once, on all cores
+lt.compile(clear, p2g, grid_op, g2p, render)
+
 -- the initial block of particles (the same numbers as bench/mpm88.c)
 local positions = ref.init_positions(n_particles, 2)
 x:from_table(positions)   -- one call for all particles (x[p] = ... per particle is slower)

@@ -80,6 +80,9 @@ local render = lt.kernel(function()
   end
 end)
 
+-- trace every kernel now and compile them all at once, on all cores
+lt.compile(init, step, measure, render)
+
 -- ---- the plain-Lua reference of --test ------------------------------------------------
 
 local ref

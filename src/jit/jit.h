@@ -49,6 +49,8 @@ struct jit_kernel {
 
 typedef struct jit_sparse jit_sparse;  /* jit_sparse.h */
 
+typedef struct jit_pending jit_pending;   /* a compilation under way */
+
 typedef struct jit_backend jit_backend;
 struct jit_backend {
   const char *name;             /* "cpu", "cuda" */
@@ -59,6 +61,13 @@ struct jit_backend {
   jit_sparse *sparse;
   /* Compiles an offloaded kernel; NULL and a message in err on failure. */
   jit_kernel *(*compile)(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
+  /* The same in two calls: compile_start begins compiling on another thread
+  ** and returns at once (NULL and err only when out of memory); k must stay
+  ** unchanged and alive until compile_wait, which finishes the work on the
+  ** calling thread and returns what compile would have. Every started
+  ** compilation must be waited for. NULL in backends that cannot. */
+  jit_pending *(*compile_start)(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
+  jit_kernel *(*compile_wait)(jit_backend *be, jit_pending *p, char *err, size_t errlen);
   /* Runs the tasks in order; returns false when a task raised an error
   ** (ctx->error holds which; RT_ERR_RUNTIME: the sparse runtime recorded a
   ** failure, jit_sparse_take_error has the message). Sets ctx->runtime from

@@ -62,12 +62,42 @@ static int l_compiled_gc(lua_State *L) {
   return 0;
 }
 
-/* core.compile(builder, print_ir, file) -> compiled. Takes the builder's kernel. */
+/* The test suite's PTX check (tests/tests.cmake, src/jit/ptx_check.c). */
+static bool check_ptx(lang_compiled *c, char *err, size_t errlen) {
+  const char *ptxas = getenv("LT_CHECK_PTX");
+  if (!ptxas || !*ptxas) return true;
+  return jit_ptxas_check(c->k, ptxas, err, errlen);
+}
+
+bool lang_compiled_ready(lang_compiled *c, char *err, size_t errlen) {
+  if (c->pending) {
+    jit_backend *be = c->prog->be;
+    char why[1024] = "";
+    c->jk = be->compile_wait(be, c->pending, why, sizeof why);
+    c->pending = NULL;
+    if (!c->jk) {
+      snprintf(err, errlen, "code generation failed: %s", why);
+      return false;
+    }
+    if (!check_ptx(c, err, errlen)) {
+      be->release(be, c->jk);
+      c->jk = NULL;
+      return false;
+    }
+  }
+  if (!c->jk) snprintf(err, errlen, "its compilation failed earlier");
+  return c->jk != NULL;
+}
+
+/* core.compile(builder, print_ir, file[, background]) -> compiled. Takes the
+** builder's kernel. With background set (and a backend that can), the
+** machine code is made on another thread; the first launch waits for it. */
 static int l_compile(lua_State *L) {
   lang_builder *b = luaL_checkudata(L, 1, LANG_BUILDER);
   if (!b->k) return luaL_error(L, "internal error: kernel builder already compiled");
   bool echo = lua_toboolean(L, 2);
   const char *file = luaL_optstring(L, 3, "?");
+  bool background = lua_toboolean(L, 4);
   lang_program *p = b->prog;
   if (!p->ir) return luaL_error(L, "the program was reset by lt.init while tracing");
 
@@ -90,13 +120,24 @@ static int l_compile(lua_State *L) {
   c->ir_text = d.text;
   if (!ok) return luaL_error(L, "%s", c->k->error);
   char err[1024] = "";
+  if (background && p->be->compile_start) {
+    c->pending = p->be->compile_start(p->be, c->k, err, sizeof err);
+    if (!c->pending) return luaL_error(L, "kernel %s: code generation failed: %s", c->k->name, err);
+    return 1;
+  }
   c->jk = p->be->compile(p->be, c->k, err, sizeof err);
   if (!c->jk) return luaL_error(L, "kernel %s: code generation failed: %s", c->k->name, err);
-  /* the test suite's PTX check (tests/tests.cmake, src/jit/ptx_check.c) */
-  const char *ptxas = getenv("LT_CHECK_PTX");
-  if (ptxas && *ptxas && !jit_ptxas_check(c->k, ptxas, err, sizeof err))
-    return luaL_error(L, "kernel %s: %s", c->k->name, err);
+  if (!check_ptx(c, err, sizeof err)) return luaL_error(L, "kernel %s: %s", c->k->name, err);
   return 1;
+}
+
+/* core.compiled_wait(compiled): finishes a background compilation; raises
+** its error ("kernel NAME: code generation failed: ..."). */
+static int l_compiled_wait(lua_State *L) {
+  lang_compiled *c = check_compiled(L, 1);
+  char err[1024] = "";
+  if (!lang_compiled_ready(c, err, sizeof err)) return luaL_error(L, "kernel %s: %s", c->k->name, err);
+  return 0;
 }
 
 static uint64_t encode_arg(lua_State *L, ir_type t, int idx) {
@@ -203,6 +244,8 @@ static void launch_roots(lua_State *L, lang_program *p, int idx, char **roots) {
 static int l_launch(lua_State *L) {
   lang_compiled *c = check_compiled(L, 1);
   ir_kernel *k = c->k;
+  char cerr[1024];
+  if (!lang_compiled_ready(c, cerr, sizeof cerr)) return luaL_error(L, "kernel %s: %s", k->name, cerr);
   int nargs = lua_gettop(L) - 2;
   if (nargs != k->nargs)
     return luaL_error(L, "kernel %s expects %d arguments, got %d", k->name, k->nargs, nargs);
@@ -249,6 +292,7 @@ void lang_open_kernel(lua_State *L) {
   lua_pop(L, 1);
   static const luaL_Reg fns[] = {
     {"compile", l_compile},
+    {"compiled_wait", l_compiled_wait},
     {"launch", l_launch},
     {"compiled_ir", l_compiled_ir},
     {NULL, NULL}};

@@ -42,7 +42,8 @@ typedef struct {
 struct lang_compiled {
   lang_program *prog;              /* NULL once the program is freed */
   ir_kernel *k;                    /* after the passes (arg/ret types, gtmp size) */
-  jit_kernel *jk;
+  jit_kernel *jk;                  /* NULL while `pending` */
+  jit_pending *pending;            /* a compilation under way (lt.compile), or NULL */
   char *ir_text;                   /* the IR after every pass, headed by pass names */
   char *file;                      /* where the kernel was defined, for messages */
   lang_compiled *prev, *next;
@@ -51,6 +52,9 @@ struct lang_compiled {
 /* program.c */
 lang_program *lang_check_program(lua_State *L, int idx);  /* errors when reset */
 void lang_release_compiled(lang_compiled *c);
+/* Finishes c's compilation if it is under way; false with a message in err
+** when it failed (kernel.c). */
+bool lang_compiled_ready(lang_compiled *c, char *err, size_t errlen);
 void lang_open_program(lua_State *L);   /* each adds its functions to the table on top */
 void lang_open_snode(lua_State *L);
 void lang_open_field(lua_State *L);

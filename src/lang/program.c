@@ -43,6 +43,8 @@ void lang_raise_sparse_error(lua_State *L, lang_program *p, const char *where) {
 void lang_release_compiled(lang_compiled *c) {
   lang_program *p = c->prog;
   if (p) {
+    char err[1024];
+    lang_compiled_ready(c, err, sizeof err);   /* a compilation under way reads c->k */
     if (c->jk && p->be) p->be->release(p->be, c->jk);
     if (c->prev) c->prev->next = c->next;
     else p->compiled = c->next;

@@ -264,5 +264,18 @@ do
   lt.assert = bm.assert
 end
 
+-- lt.compile(k1, k2, ...): every kernel traced now and compiled in the
+-- background, all at once (kernel.lua, K:compile)
+function lt.compile(...)
+  local kernel = require "lattice.kernel"
+  for i = 1, select("#", ...) do
+    local k = select(i, ...)
+    if getmetatable(k) ~= kernel.Kernel then
+      state.raise(("lt.compile: argument %d is not a kernel (lt.kernel(...)), got %s"):format(i, type(k)))
+    end
+    k:compile()
+  end
+end
+
 lt.version = "0.1.0"
 return lt

@@ -199,7 +199,7 @@ end
 
 -- tys[i]: the scalar type of parameter i, or {tree = tree type} for an
 -- instance (traced as a proxy; not an IR argument).
-local function trace(k, tys)
+local function trace(k, tys, background)
   local rf = rewrite_function(k, k.fn)
   local treem = require "lattice.tree"
 
@@ -237,7 +237,7 @@ local function trace(k, tys)
   end)
   T.finish()
   if not ok then error(res, 0) end
-  return core.compile(b, opts.print_ir, k.short_src)
+  return core.compile(b, opts.print_ir, k.short_src, background)
 end
 
 -- A failed launch (index out of range in debug mode, pool exhausted, ...)
@@ -248,15 +248,56 @@ local function launched(ok, ...)
   state.raise(msg)
 end
 
+-- Resets the cache after lt.init and names the kernel.
+local function prepare(k)
+  ensure_init()
+  if k.gen ~= state.gen then
+    k.cache, k.gen, k.last = {}, state.gen, nil
+  end
+  if not k.name then
+    k.name = fieldm.find_name(k) or ("kernel@" .. k.short_src .. ":" .. k.line)
+  end
+end
+
+-- The argument types from the annotations alone, and the signature key
+-- __call would make for them; nil and the name of the first argument without
+-- an annotation when there is one.
+local function declared_signature(k)
+  local treem = require "lattice.tree"
+  local tys, key = {}, {}
+  for i, p in ipairs(k.params) do
+    local t = k.argtypes[p]
+    if t == nil then return nil, p end
+    if treem.is_type(t) then tys[i], key[i] = { tree = t }, "tree#" .. t.serial
+    elseif ndm.is_type(t) then tys[i], key[i] = { ndarray = t }, t.key
+    elseif t.leaf_types and not types.is_type(t) then tys[i], key[i] = t, tostring(t)
+    else tys[i], key[i] = t, t.name end
+  end
+  return tys, table.concat(key, ",")
+end
+
+-- k:compile(): traces k now, for the argument types of its annotations, and
+-- makes its machine code on another thread; the first call waits for it.
+-- lt.compile(k1, k2, ...) does this for several kernels, which then compile
+-- at the same time.
+function K:compile()
+  if T.active() then T.fail("kernels cannot be compiled while a kernel is traced") end
+  prepare(self)
+  local tys, key = declared_signature(self)
+  if not tys then
+    state.raise(("%s: argument '%s' has no type annotation; compiling before the first call needs the types of "
+      .. "every argument, e.g. lt.kernel(fn, {%s = lt.f32})"):format(tostring(self), key, key))
+  end
+  if not self.cache[key] then
+    fieldm.materialize_current()
+    self.cache[key] = trace(self, tys, true)
+  end
+  return self
+end
+
 function K:__call(...)
   if T.active() then T.fail("a kernel cannot call another kernel; call a plain Lua function instead") end
-  ensure_init()
-  if self.gen ~= state.gen then
-    self.cache, self.gen, self.last = {}, state.gen, nil
-  end
-  if not self.name then
-    self.name = fieldm.find_name(self) or ("kernel@" .. self.short_src .. ":" .. self.line)
-  end
+  prepare(self)
   local n = select("#", ...)
   if n ~= #self.params then
     state.raise(("kernel %s expects %d argument%s (%s), got %d"):format(self.name, #self.params,

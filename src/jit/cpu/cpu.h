@@ -4,13 +4,35 @@
 #ifndef LATTICE_JIT_CPU_H
 #define LATTICE_JIT_CPU_H
 
+#include <llvm-c/LLJIT.h>
+
 #include "../../runtime/host/threadpool.h"
 #include "../jit.h"
+#include "../llvm/llvm_codegen.h"
 
 /* The optimised LLVM IR that be (from jit_cpu_create) would run for k, as
 ** malloc'd text; NULL with a message in err on failure. For tests (checking
 ** that loops vectorize) and for inspecting generated code. */
 char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
+
+/* ---- internal to src/jit/cpu ---- */
+
+typedef struct {
+  LLVMOrcLLJITRef jit;
+  char *triple, *cpu, *features;  /* the host, for each compilation's target machine */
+  rt_pool *pool;
+  bool debug;
+  unsigned serial;                /* makes symbols unique across kernels */
+} cpu_impl;
+
+extern const cg_target cpu_target;  /* cpu_backend.c: math functions, runtime bitcode */
+/* err = "what: <the message of e>"; consumes e (cpu_backend.c) */
+void cpu_llvm_error(LLVMErrorRef e, const char *what, char *err, size_t errlen);
+
+/* cpu_compile.c: jit_backend.compile, compile_start, compile_wait */
+jit_kernel *cpu_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
+jit_pending *cpu_compile_start(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
+jit_kernel *cpu_compile_wait(jit_backend *be, jit_pending *p, char *err, size_t errlen);
 
 /* Internal to src/jit/cpu: runs one sparse task (cpu_sparse.c) on the pool.
 ** reused carries, from a task_clear_list to its task_listgen, the level

@@ -1,15 +1,13 @@
 /*
 ** cpu_backend.c -- the CPU backend: ORC LLJIT for the host, tasks on the
-** thread pool. One LLJIT per backend; each compiled kernel has its own
-** resource tracker, so releasing a kernel frees its machine code.
+** thread pool. One LLJIT per backend; each compiled kernel (cpu_compile.c)
+** has its own resource tracker, so releasing a kernel frees its machine code.
 */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
@@ -52,155 +50,15 @@ static const char *cpu_math_fn(ir_op op, ir_type t, char *buf, size_t len) {
   return buf;
 }
 
-static const cg_target cpu_target = {"x86_64", &lt_runtime_bc_x86_64, &lt_runtime_bc_x86_64_size,
+const cg_target cpu_target = {"x86_64", &lt_runtime_bc_x86_64, &lt_runtime_bc_x86_64_size,
                                      cpu_math_fn, NULL};
 
 /* ---- backend state ------------------------------------------------------------ */
 
-typedef struct {
-  LLVMOrcLLJITRef jit;
-  LLVMTargetMachineRef tm;        /* for the optimisation pipeline */
-  rt_pool *pool;
-  bool debug;
-  unsigned serial;                /* makes symbols unique across kernels */
-} cpu_impl;
-
-static void fmt_error(LLVMErrorRef e, const char *what, char *err, size_t errlen) {
+void cpu_llvm_error(LLVMErrorRef e, const char *what, char *err, size_t errlen) {
   char *m = LLVMGetErrorMessage(e);
   snprintf(err, errlen, "%s: %s", what, m);
   LLVMDisposeErrorMessage(m);
-}
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* ---- compile ------------------------------------------------------------------- */
-
-/* Generates and optimises the module of k in the context of tsc. */
-static bool build(cpu_impl *im, ir_kernel *k, LLVMOrcThreadSafeContextRef tsc, cg_module *m, char *err,
-                  size_t errlen) {
-  char prefix[96];
-  int n = cg_symbol_prefix(k, prefix, sizeof prefix);
-  snprintf(prefix + n, sizeof prefix - (size_t)n, "_%u", im->serial++);   /* unique symbols */
-  if (!cg_build(&cpu_target, LLVMOrcThreadSafeContextGetContext(tsc), k, prefix, m, err, errlen))
-    return false;
-  LLVMSetDataLayout(m->mod, LLVMOrcLLJITGetDataLayoutStr(im->jit));
-  LLVMSetTarget(m->mod, LLVMOrcLLJITGetTripleString(im->jit));
-  bool ok = cg_optimize(m->mod, im->tm, err, errlen);
-  if (ok && im->debug) {
-    char *msg = NULL;
-    if (LLVMVerifyModule(m->mod, LLVMReturnStatusAction, &msg)) {
-      snprintf(err, errlen, "internal error: LLVM IR invalid after optimisation: %.700s", msg);
-      ok = false;
-    }
-    LLVMDisposeMessage(msg);
-  }
-  if (!ok) {
-    LLVMDisposeModule(m->mod);
-    cg_module_free(m);
-  }
-  return ok;
-}
-
-char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
-  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-  cg_module m;
-  char *text = NULL;
-  if (build(be->impl, k, tsc, &m, err, errlen)) {
-    char *s = LLVMPrintModuleToString(m.mod);
-    text = strdup(s);
-    LLVMDisposeMessage(s);
-    LLVMDisposeModule(m.mod);
-    cg_module_free(&m);
-    if (!text) snprintf(err, errlen, "out of memory");
-  }
-  LLVMOrcDisposeThreadSafeContext(tsc);
-  return text;
-}
-
-/* What the launcher needs to run a sparse task (cpu_sparse.c). */
-static void sparse_fields(ir_kernel *k, ir_stmt *s, jit_task *t) {
-  t->snode = t->parent = t->tree = t->root = -1;
-  if (!cg_is_sparse_task(s->op) || !k->prog || s->aux < 0 || s->aux >= k->prog->nsnodes) return;
-  const ir_snode *sn = k->prog->snodes[s->aux];
-  const ir_snode *r = sn;
-  while (r->parent) r = r->parent;
-  t->snode = sn->id;
-  t->parent = sn->parent ? sn->parent->id : -1;
-  t->tree = sn->tree;
-  t->root = r->id;
-  t->child_offset = sn->offset;
-}
-
-static jit_kernel *cpu_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
-  cpu_impl *im = be->impl;
-  double t0 = now_ms();
-  LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
-  cg_module m;
-  if (!build(im, k, tsc, &m, err, errlen)) {
-    LLVMOrcDisposeThreadSafeContext(tsc);
-    return NULL;
-  }
-  if (getenv("LT_DUMP_LLVM")) {   /* debugging aid: the optimised module on stderr */
-    char *s = LLVMPrintModuleToString(m.mod);
-    fprintf(stderr, "%s\n", s);
-    LLVMDisposeMessage(s);
-  }
-
-  jit_kernel *jk = calloc(1, sizeof *jk);
-  jit_task *tasks = calloc((size_t)(m.ntasks ? m.ntasks : 1), sizeof *tasks);
-  char *name = strdup(k->name ? k->name : "kernel");
-  if (!jk || !tasks || !name) {
-    free(jk); free(tasks); free(name);
-    snprintf(err, errlen, "out of memory compiling kernel '%s'", k->name);
-    goto fail_mod;
-  }
-  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(im->jit);
-  LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(jd);
-  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(m.mod, tsc);
-  LLVMOrcDisposeThreadSafeContext(tsc);   /* the module keeps the context alive */
-  LLVMErrorRef e = LLVMOrcLLJITAddLLVMIRModuleWithRT(im->jit, rt, tsm);
-  if (e) {
-    fmt_error(e, "cannot add the kernel to the JIT", err, errlen);   /* tsm is the JIT's now */
-    goto fail_rt;
-  }
-  int i = 0;
-  for (ir_stmt *s = k->body->first; s; s = s->next, i++) {
-    LLVMOrcExecutorAddress addr = 0;
-    e = LLVMOrcLLJITLookup(im->jit, &addr, m.names[i]);
-    if (e) {
-      fmt_error(e, "JIT compilation failed", err, errlen);
-      goto fail_rt;
-    }
-    tasks[i].kind = s->op;
-    tasks[i].range = s->range;
-    tasks[i].fn = (jit_task_fn)(uintptr_t)addr;
-    sparse_fields(k, s, &tasks[i]);
-  }
-  jk->name = name;
-  jk->ntasks = m.ntasks;
-  jk->tasks = tasks;
-  jk->needs_runtime = m.needs_runtime;
-  jk->impl = rt;
-  cg_module_free(&m);
-  jk->compile_ms = now_ms() - t0;
-  return jk;
-
-fail_rt:
-  e = LLVMOrcResourceTrackerRemove(rt);
-  if (e) LLVMConsumeError(e);
-  LLVMOrcReleaseResourceTracker(rt);
-  free(jk); free(tasks); free(name);
-  cg_module_free(&m);
-  return NULL;
-fail_mod:
-  LLVMDisposeModule(m.mod);
-  LLVMOrcDisposeThreadSafeContext(tsc);
-  cg_module_free(&m);
-  return NULL;
 }
 
 /* ---- launch ---------------------------------------------------------------------- */
@@ -277,7 +135,9 @@ static void cpu_destroy(jit_backend *be) {
     LLVMErrorRef e = LLVMOrcDisposeLLJIT(im->jit);
     if (e) LLVMConsumeError(e);
   }
-  if (im->tm) LLVMDisposeTargetMachine(im->tm);
+  LLVMDisposeMessage(im->triple);
+  LLVMDisposeMessage(im->cpu);
+  LLVMDisposeMessage(im->features);
   rt_pool_destroy(im->pool);
   free(im);
   free(be);
@@ -295,33 +155,32 @@ static void init_llvm(void) {
   runtime_ok = cg_runtime_check(&cpu_target, runtime_err, sizeof runtime_err);
 }
 
-static bool make_tm(cpu_impl *im, char *err, size_t errlen) {
-  char *triple = LLVMGetDefaultTargetTriple(), *cpu = LLVMGetHostCPUName(), *feat = LLVMGetHostCPUFeatures();
+/* The host's triple, CPU and features, for the target machines of each
+** compilation (cpu_compile.c). */
+static bool host_target(cpu_impl *im, char *err, size_t errlen) {
+  im->triple = LLVMGetDefaultTargetTriple();
+  im->cpu = LLVMGetHostCPUName();
+  im->features = LLVMGetHostCPUFeatures();
   char *msg = NULL;
   LLVMTargetRef target;
-  bool ok = !LLVMGetTargetFromTriple(triple, &target, &msg);
-  if (ok) im->tm = LLVMCreateTargetMachine(target, triple, cpu, feat, LLVMCodeGenLevelAggressive,
-                                           LLVMRelocDefault, LLVMCodeModelJITDefault);
-  else snprintf(err, errlen, "no LLVM target for the host (%s): %s", triple, msg);
+  bool ok = !LLVMGetTargetFromTriple(im->triple, &target, &msg);
+  if (!ok) snprintf(err, errlen, "no LLVM target for the host (%s): %s", im->triple, msg);
   LLVMDisposeMessage(msg);
-  LLVMDisposeMessage(triple);
-  LLVMDisposeMessage(cpu);
-  LLVMDisposeMessage(feat);
-  return ok && im->tm;
+  return ok;
 }
 
 static bool make_jit(cpu_impl *im, char *err, size_t errlen) {
   LLVMOrcJITTargetMachineBuilderRef jtmb;
   LLVMErrorRef e = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
-  if (e) { fmt_error(e, "cannot detect the host for the JIT", err, errlen); return false; }
+  if (e) { cpu_llvm_error(e, "cannot detect the host for the JIT", err, errlen); return false; }
   LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
   LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(b, jtmb);
   e = LLVMOrcCreateLLJIT(&im->jit, b);
-  if (e) { fmt_error(e, "cannot create the LLVM JIT", err, errlen); im->jit = NULL; return false; }
+  if (e) { cpu_llvm_error(e, "cannot create the LLVM JIT", err, errlen); im->jit = NULL; return false; }
   /* libm (tanf, atan2, ...) and anything else the process has */
   LLVMOrcDefinitionGeneratorRef gen;
   e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(im->jit), NULL, NULL);
-  if (e) { fmt_error(e, "cannot make the process symbols visible to the JIT", err, errlen); return false; }
+  if (e) { cpu_llvm_error(e, "cannot make the process symbols visible to the JIT", err, errlen); return false; }
   LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(im->jit), gen);
   return true;
 }
@@ -342,7 +201,7 @@ jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen) {
   }
   be->impl = im;
   im->debug = debug;
-  if (!make_tm(im, err, errlen) || !make_jit(im, err, errlen)) { cpu_destroy(be); return NULL; }
+  if (!host_target(im, err, errlen) || !make_jit(im, err, errlen)) { cpu_destroy(be); return NULL; }
   im->pool = rt_pool_create(threads);
   if (!im->pool) {
     snprintf(err, errlen, "cannot start %d worker threads for the CPU backend", threads);
@@ -352,6 +211,8 @@ jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen) {
   be->name = "cpu";
   be->threads = rt_pool_threads(im->pool);
   be->compile = cpu_compile;
+  be->compile_start = cpu_compile_start;
+  be->compile_wait = cpu_compile_wait;
   be->launch = cpu_launch;
   be->release = cpu_release;
   be->destroy = cpu_destroy;

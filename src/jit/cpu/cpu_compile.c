@@ -1,0 +1,259 @@
+/*
+** cpu_compile.c -- compiling a kernel for the CPU backend, in two halves:
+**
+**   object   IR -> LLVM module -> optimised -> machine code (an object file
+**            in memory). Touches nothing shared: its own LLVM context and
+**            target machine, and the kernel's IR read-only. So it may run on
+**            another thread (compile_start) while Lua goes on.
+**   link     the object into the backend's LLJIT under a resource tracker of
+**            its own, and the task symbols looked up; on the Lua thread.
+**
+** be->compile does both in a row; compile_start runs the first half on a
+** thread of its own and compile_wait joins it and links. lt.compile uses
+** that to compile several kernels at once (docs/language.md).
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "../llvm/llvm_codegen.h"
+#include "cpu.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A target machine for the host: one per compilation, as a target machine
+** must not be shared between threads. PIC and the small code model suit
+** the JIT's linker (calls into libm go through its stubs). */
+static LLVMTargetMachineRef host_tm(const cpu_impl *im) {
+  LLVMTargetRef target;
+  char *msg = NULL;
+  if (LLVMGetTargetFromTriple(im->triple, &target, &msg)) {
+    LLVMDisposeMessage(msg);
+    return NULL;
+  }
+  return LLVMCreateTargetMachine(target, im->triple, im->cpu, im->features, LLVMCodeGenLevelDefault,
+                                 LLVMRelocPIC, LLVMCodeModelSmall);
+}
+
+/* The optimised module of k in ctx; symbols PREFIX_taskN. */
+static bool build(const cpu_impl *im, ir_kernel *k, unsigned serial, LLVMContextRef ctx, LLVMTargetMachineRef tm,
+                  cg_module *m, char *err, size_t errlen) {
+  char prefix[96];
+  int n = cg_symbol_prefix(k, prefix, sizeof prefix);
+  snprintf(prefix + n, sizeof prefix - (size_t)n, "_%u", serial);   /* unique symbols */
+  if (!cg_build(&cpu_target, ctx, k, prefix, m, err, errlen)) return false;
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(m->mod, dl);
+  LLVMDisposeTargetData(dl);
+  LLVMSetTarget(m->mod, im->triple);
+  bool ok = cg_optimize(m->mod, tm, err, errlen);
+  if (ok && im->debug) {
+    char *msg = NULL;
+    if (LLVMVerifyModule(m->mod, LLVMReturnStatusAction, &msg)) {
+      snprintf(err, errlen, "internal error: LLVM IR invalid after optimisation: %.700s", msg);
+      ok = false;
+    }
+    LLVMDisposeMessage(msg);
+  }
+  if (!ok) {
+    LLVMDisposeModule(m->mod);
+    cg_module_free(m);
+  }
+  return ok;
+}
+
+char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
+  cpu_impl *im = be->impl;
+  LLVMTargetMachineRef tm = host_tm(im);
+  if (!tm) {
+    snprintf(err, errlen, "cannot create a target machine for %s", im->triple);
+    return NULL;
+  }
+  LLVMContextRef ctx = LLVMContextCreate();
+  cg_module m;
+  char *text = NULL;
+  if (build(im, k, im->serial++, ctx, tm, &m, err, errlen)) {
+    char *s = LLVMPrintModuleToString(m.mod);
+    text = strdup(s);
+    LLVMDisposeMessage(s);
+    LLVMDisposeModule(m.mod);
+    cg_module_free(&m);
+    if (!text) snprintf(err, errlen, "out of memory");
+  }
+  LLVMContextDispose(ctx);
+  LLVMDisposeTargetMachine(tm);
+  return text;
+}
+
+/* ---- the first half: IR to an object file ----------------------------------------- */
+
+struct jit_pending {
+  cpu_impl *im;
+  ir_kernel *k;
+  unsigned serial;
+  double t0;                       /* for compile_ms */
+  /* results */
+  bool ok;
+  LLVMMemoryBufferRef obj;
+  cg_module m;                     /* names, ntasks, needs_runtime (the module is gone) */
+  char err[1024];
+  /* compile_start */
+  pthread_t thread;
+  bool threaded;
+};
+
+static void make_object(jit_pending *p) {
+  LLVMTargetMachineRef tm = host_tm(p->im);
+  if (!tm) {
+    snprintf(p->err, sizeof p->err, "cannot create a target machine for %s", p->im->triple);
+    return;
+  }
+  LLVMContextRef ctx = LLVMContextCreate();
+  if (build(p->im, p->k, p->serial, ctx, tm, &p->m, p->err, sizeof p->err)) {
+    if (getenv("LT_DUMP_LLVM")) {   /* debugging aid: the optimised module on stderr */
+      char *s = LLVMPrintModuleToString(p->m.mod);
+      fprintf(stderr, "%s\n", s);
+      LLVMDisposeMessage(s);
+    }
+    char *msg = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, p->m.mod, LLVMObjectFile, &msg, &p->obj)) {
+      snprintf(p->err, sizeof p->err, "machine code generation for kernel '%s' failed: %s", p->k->name, msg);
+      LLVMDisposeMessage(msg);
+      cg_module_free(&p->m);
+    } else {
+      p->ok = true;
+    }
+    LLVMDisposeModule(p->m.mod);
+    p->m.mod = NULL;
+  }
+  LLVMContextDispose(ctx);
+  LLVMDisposeTargetMachine(tm);
+}
+
+static void *object_thread(void *arg) {
+  make_object(arg);
+  return NULL;
+}
+
+/* ---- the second half: into the JIT --------------------------------------------------- */
+
+/* What the launcher needs to run a sparse task (cpu_sparse.c). */
+static void sparse_fields(ir_kernel *k, ir_stmt *s, jit_task *t) {
+  t->snode = t->parent = t->tree = t->root = -1;
+  if (!cg_is_sparse_task(s->op) || !k->prog || s->aux < 0 || s->aux >= k->prog->nsnodes) return;
+  const ir_snode *sn = k->prog->snodes[s->aux];
+  const ir_snode *r = sn;
+  while (r->parent) r = r->parent;
+  t->snode = sn->id;
+  t->parent = sn->parent ? sn->parent->id : -1;
+  t->tree = sn->tree;
+  t->root = r->id;
+  t->child_offset = sn->offset;
+}
+
+/* Links p's object; frees p. */
+static jit_kernel *link_object(jit_pending *p, char *err, size_t errlen) {
+  cpu_impl *im = p->im;
+  ir_kernel *k = p->k;
+  jit_kernel *jk = NULL;
+  if (!p->ok) {
+    snprintf(err, errlen, "%s", p->err);
+    goto done;
+  }
+  jk = calloc(1, sizeof *jk);
+  jit_task *tasks = calloc((size_t)(p->m.ntasks ? p->m.ntasks : 1), sizeof *tasks);
+  char *name = strdup(k->name ? k->name : "kernel");
+  if (!jk || !tasks || !name) {
+    free(jk); free(tasks); free(name);
+    jk = NULL;
+    snprintf(err, errlen, "out of memory compiling kernel '%s'", k->name);
+    goto done;
+  }
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(im->jit);
+  LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(jd);
+  LLVMErrorRef e = LLVMOrcLLJITAddObjectFileWithRT(im->jit, rt, p->obj);
+  p->obj = NULL;   /* the JIT's now */
+  int i = 0;
+  for (ir_stmt *s = k->body->first; !e && s; s = s->next, i++) {
+    LLVMOrcExecutorAddress addr = 0;
+    e = LLVMOrcLLJITLookup(im->jit, &addr, p->m.names[i]);
+    if (e) break;
+    tasks[i].kind = s->op;
+    tasks[i].range = s->range;
+    tasks[i].fn = (jit_task_fn)(uintptr_t)addr;
+    sparse_fields(k, s, &tasks[i]);
+  }
+  if (e) {
+    cpu_llvm_error(e, "JIT linking failed", err, errlen);
+    e = LLVMOrcResourceTrackerRemove(rt);
+    if (e) LLVMConsumeError(e);
+    LLVMOrcReleaseResourceTracker(rt);
+    free(jk); free(tasks); free(name);
+    jk = NULL;
+    goto done;
+  }
+  jk->name = name;
+  jk->ntasks = p->m.ntasks;
+  jk->tasks = tasks;
+  jk->needs_runtime = p->m.needs_runtime;
+  jk->impl = rt;
+  jk->compile_ms = now_ms() - p->t0;
+done:
+  if (p->obj) LLVMDisposeMemoryBuffer(p->obj);
+  if (p->ok) cg_module_free(&p->m);
+  free(p);
+  return jk;
+}
+
+/* ---- the backend's entry points ---------------------------------------------------- */
+
+static jit_pending *pending_new(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
+  cpu_impl *im = be->impl;
+  jit_pending *p = calloc(1, sizeof *p);
+  if (!p) {
+    snprintf(err, errlen, "out of memory compiling kernel '%s'", k->name);
+    return NULL;
+  }
+  p->im = im;
+  p->k = k;
+  p->serial = im->serial++;
+  p->t0 = now_ms();
+  return p;
+}
+
+jit_kernel *cpu_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
+  jit_pending *p = pending_new(be, k, err, errlen);
+  if (!p) return NULL;
+  make_object(p);
+  return link_object(p, err, errlen);
+}
+
+jit_pending *cpu_compile_start(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
+  jit_pending *p = pending_new(be, k, err, errlen);
+  if (!p) return NULL;
+  if (pthread_create(&p->thread, NULL, object_thread, p) == 0) {
+    p->threaded = true;
+  } else {
+    make_object(p);   /* no thread to be had: compile now */
+  }
+  return p;
+}
+
+jit_kernel *cpu_compile_wait(jit_backend *be, jit_pending *p, char *err, size_t errlen) {
+  (void)be;
+  if (p->threaded) pthread_join(p->thread, NULL);
+  return link_object(p, err, errlen);
+}
