@@ -36,11 +36,18 @@ static int cmp(const void *a, const void *b) {
   return (p > q) - (p < q);
 }
 
-/* Quadratic B-spline weights along one axis for fractional position fx. */
-static void weights(float fx, float w[3]) {
-  w[0] = 0.5f * (1.5f - fx) * (1.5f - fx);
-  w[1] = 0.75f - (fx - 1.0f) * (fx - 1.0f);
-  w[2] = 0.5f * (fx - 0.5f) * (fx - 0.5f);
+/* The 3x3 cells around particle p: the lower corner, the fractional
+** position and the quadratic B-spline weights along each axis. */
+static void stencil(int p, int base[2], float fx[2], float w[2][3]) {
+  for (int d = 0; d < 2; d++) {
+    float X = x[p][d] * inv_dx;
+    base[d] = (int)(X - 0.5f);
+    fx[d] = X - (float)base[d];
+    float f = fx[d];
+    w[d][0] = 0.5f * (1.5f - f) * (1.5f - f);
+    w[d][1] = 0.75f - (f - 1.0f) * (f - 1.0f);
+    w[d][2] = 0.5f * (f - 0.5f) * (f - 0.5f);
+  }
 }
 
 static void substep(void) {
@@ -53,12 +60,7 @@ static void substep(void) {
   for (int p = 0; p < NP; p++) {
     int base[2];
     float fx[2], w[2][3];
-    for (int d = 0; d < 2; d++) {
-      float X = x[p][d] * inv_dx;
-      base[d] = (int)(X - 0.5f);
-      fx[d] = X - (float)base[d];
-      weights(fx[d], w[d]);
-    }
+    stencil(p, base, fx, w);
     float stress = -dt * 4 * E * p_vol * (J[p] - 1) * inv_dx * inv_dx;
     float a00 = stress + p_mass * C[p][0], a01 = p_mass * C[p][1];
     float a10 = p_mass * C[p][2], a11 = stress + p_mass * C[p][3];
@@ -97,12 +99,7 @@ static void substep(void) {
   for (int p = 0; p < NP; p++) {
     int base[2];
     float fx[2], w[2][3];
-    for (int d = 0; d < 2; d++) {
-      float X = x[p][d] * inv_dx;
-      base[d] = (int)(X - 0.5f);
-      fx[d] = X - (float)base[d];
-      weights(fx[d], w[d]);
-    }
+    stencil(p, base, fx, w);
     float nv0 = 0, nv1 = 0, c00 = 0, c01 = 0, c10 = 0, c11 = 0;
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) {

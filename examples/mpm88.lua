@@ -111,15 +111,7 @@ local g2p = lt.kernel(function()
 end)
 
 -- the particles' density on a square picture
-local RES = test and 64 or 512
-local pixels = lt.field(lt.f32, { RES, RES })
-local render = lt.kernel(function()
-  for i, j in lt.ndrange(RES, RES) do pixels[i][j] = 0 end
-  for p in lt.ndrange(n_particles) do
-    local q = lt.i32(x[p] * RES)
-    if q.x >= 0 and q.x < RES and q.y >= 0 and q.y < RES then lt.atomic_add(pixels[q.x][q.y], 1) end
-  end
-end)
+local pixels, render = example.lib("splat").new(lt, x, n_particles, test and 64 or 512)
 
 -- trace every kernel now and compile them all at once, on all cores
 lt.compile(clear, p2g, grid_op, g2p, render)

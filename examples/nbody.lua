@@ -70,15 +70,8 @@ local measure = lt.kernel(function()
   end
 end)
 
-local RES = test and 32 or 400
-local pixels = lt.field(lt.f32, { RES, RES })
-local render = lt.kernel(function()
-  for i, j in lt.ndrange(RES, RES) do pixels[i][j] = 0 end
-  for i in lt.ndrange(N) do
-    local q = lt.i32((pos[i] * 0.8 + 0.5) * RES)   -- [-0.625, 0.625] onto the picture
-    if q.x >= 0 and q.x < RES and q.y >= 0 and q.y < RES then lt.atomic_add(pixels[q.x][q.y], 1) end
-  end
-end)
+-- the stars seen from above: [-0.625, 0.625] onto the picture
+local pixels, render = example.lib("splat").new(lt, pos, N, test and 32 or 400, 0.8, 0.5)
 
 -- trace every kernel now and compile them all at once, on all cores
 lt.compile(init, step, measure, render)
