@@ -14,7 +14,7 @@ local T = require "lattice.tracer"
 local M = {}
 local CField = {}
 M.CField = CField
-local HostAcc = {}                -- v[i] of a composite field with more indices (Lua scope)
+local HostAcc                     -- v[i] of a composite field with more indices (Lua scope)
 
 local raise = state.raise
 local function is(x) return getmetatable(x) == CField end
@@ -127,18 +127,7 @@ local function wrong_count(f, got)
   fail("field '" .. name_of(f) .. "' has " .. f._nidx .. " indices, got " .. got)
 end
 
-HostAcc.__index = function(a, k)
-  local idx = { table.unpack(a.idx) }
-  idx[#idx + 1] = k
-  if #idx < a.f._nidx then return setmetatable({ f = a.f, idx = idx }, HostAcc) end
-  return host_read(a.f, idx)
-end
-HostAcc.__newindex = function(a, k, v)
-  local idx = { table.unpack(a.idx) }
-  idx[#idx + 1] = k
-  if #idx ~= a.f._nidx then wrong_count(a.f, #idx) end
-  host_write(a.f, idx, v)
-end
+HostAcc = fieldm.host_accessor(host_read, host_write, wrong_count)
 
 local methods, props = {}, {}
 

@@ -9,7 +9,7 @@ local raise = state.raise
 local M = {}
 local Field = {}
 M.Field = Field
-local HostAcc = {}          -- x[i] of a field with more indices (Lua scope)
+local HostAcc                -- x[i] of a field with more indices (Lua scope): M.host_accessor
 local Builder = {}          -- lt.root:dense(...) chains
 Builder.__index = Builder
 
@@ -320,25 +320,35 @@ local function wrong_count(f, got)
   raise("field '" .. guess_name(f) .. "' has " .. f._nidx .. " indices, got " .. got)
 end
 
-HostAcc.__index = function(a, k)
-  local idx = { table.unpack(a.idx) }
-  idx[#idx + 1] = k
-  if #idx < a.f._nidx then return setmetatable({ f = a.f, idx = idx }, HostAcc) end
-  return host_get(a.f, idx)
-end
-HostAcc.__newindex = function(a, k, v)
-  local idx = { table.unpack(a.idx) }
-  idx[#idx + 1] = k
-  if #idx ~= a.f._nidx then wrong_count(a.f, #idx) end
-  host_set(a.f, idx, v)
-end
-local function acc_misuse(a) wrong_count(a.f, #a.idx) end
-for _, mm in ipairs { "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv",
-  "__band", "__bor", "__bxor", "__shl", "__shr", "__bnot", "__lt", "__le", "__concat", "__call" } do
-  HostAcc[mm] = function(a, b)
-    if getmetatable(a) == HostAcc then acc_misuse(a) else acc_misuse(b) end
+-- The metatable of the partial index chains x[i], x[i][j], ... of a field
+-- with more indices (Lua scope): read(f, idx) and write(f, idx, v) access an
+-- element, wrong(f, n) raises for n indices. Composite fields (cfield.lua)
+-- make theirs with the same function.
+function M.host_accessor(read, write, wrong)
+  local Acc = {}
+  Acc.__index = function(a, k)
+    local idx = { table.unpack(a.idx) }
+    idx[#idx + 1] = k
+    if #idx < a.f._nidx then return setmetatable({ f = a.f, idx = idx }, Acc) end
+    return read(a.f, idx)
   end
+  Acc.__newindex = function(a, k, v)
+    local idx = { table.unpack(a.idx) }
+    idx[#idx + 1] = k
+    if #idx ~= a.f._nidx then wrong(a.f, #idx) end
+    write(a.f, idx, v)
+  end
+  -- arithmetic on a partial index (x[i] + 1 for a 2-D x) names the mistake
+  for _, mm in ipairs { "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv",
+    "__band", "__bor", "__bxor", "__shl", "__shr", "__bnot", "__lt", "__le", "__concat", "__call" } do
+    Acc[mm] = function(a, b)
+      local acc = getmetatable(a) == Acc and a or b
+      wrong(acc.f, #acc.idx)
+    end
+  end
+  return Acc
 end
+HostAcc = M.host_accessor(host_get, host_set, wrong_count)
 
 local methods = {}
 
