@@ -141,7 +141,9 @@ static void hoist_block(licm_state *st, ir_block *blk, const writes *w, bool top
     }
     hoist_block(st, s->blocks[0], w, false);
     hoist_block(st, s->blocks[1], w, false);
-    if ((ir_op_flags(s->op) & IR_JUMP) || may_jump(s->blocks[0]) || may_jump(s->blocks[1]))
+    /* a failed check_index stops the task, like a jump */
+    if ((ir_op_flags(s->op) & IR_JUMP) || s->op == IR_check_index || may_jump(s->blocks[0]) ||
+        may_jump(s->blocks[1]))
       unconditional = false;
   }
 }
