@@ -42,6 +42,7 @@ typedef struct {
   int *slot;            /* by id: index of a promotable alloca, or -1 */
   int m;                /* promotable allocas */
   ir_stmt **repl;       /* by id: the value a removed load was replaced by */
+  void *spare;          /* scratch arrays given back (a list through their first word) */
   bool changed;
 } m2r;
 
@@ -55,6 +56,22 @@ static int slot_of(const m2r *st, const ir_stmt *v) {
 
 static void *xalloc(m2r *st, size_t n, size_t size) {
   return ir_alloc(st->k, (n ? n : 1) * size);  /* arena: nothing leaks on ir_fail */
+}
+
+/* A zeroed scratch array of m states (or m flags), reused once given back:
+** the walks need one or two per level of nesting, not one per `if`. */
+static void *take(m2r *st) {
+  size_t bytes = (size_t)(st->m > 0 ? st->m : 1) * sizeof(ir_stmt *);
+  void *p = st->spare;
+  if (p) memcpy(&st->spare, p, sizeof st->spare);
+  else p = ir_alloc(st->k, bytes);
+  memset(p, 0, bytes);
+  return p;
+}
+
+static void give(m2r *st, void *p) {
+  memcpy(p, &st->spare, sizeof st->spare);
+  st->spare = p;
 }
 
 /* ---- which allocas ---------------------------------------------------------- */
@@ -153,17 +170,18 @@ static void forward(m2r *st, ir_stmt *s, ir_stmt *v) {
 ** falling-through branches agree on and that is visible after the `if`. */
 static bool fwd_if(m2r *st, ir_stmt *s, ir_stmt **state) {
   size_t bytes = (size_t)st->m * sizeof *state;
-  ir_stmt **t = xalloc(st, (size_t)st->m, sizeof *t), **e = xalloc(st, (size_t)st->m, sizeof *e);
+  ir_stmt **t = take(st), **e = take(st);
   memcpy(t, state, bytes);
   memcpy(e, state, bytes);
   bool ft = fwd_block(st, s->blocks[0], t);
   bool fe = s->blocks[1] ? fwd_block(st, s->blocks[1], e) : true;
-  if (!ft && !fe) return false;
-  for (int i = 0; i < st->m; i++) {
+  for (int i = 0; i < st->m && (ft || fe); i++) {
     ir_stmt *v = !ft ? e[i] : !fe ? t[i] : t[i] == e[i] ? t[i] : NULL;
     state[i] = v && visible(v, s->parent) ? v : NULL;
   }
-  return true;
+  give(st, t);
+  give(st, e);
+  return ft || fe;
 }
 
 /* A loop, or any other statement owning blocks: what its blocks store is
@@ -171,12 +189,13 @@ static bool fwd_if(m2r *st, ir_stmt *s, ir_stmt **state) {
 static void fwd_loop(m2r *st, ir_stmt *s, ir_stmt **state) {
   kill_stored(st, s->blocks[0], state);
   kill_stored(st, s->blocks[1], state);
-  ir_stmt **b = xalloc(st, (size_t)st->m, sizeof *b);
+  ir_stmt **b = take(st);
   for (int k = 0; k < 2; k++) {
     if (!s->blocks[k]) continue;
     memcpy(b, state, (size_t)st->m * sizeof *b);
     fwd_block(st, s->blocks[k], b);
   }
+  give(st, b);
 }
 
 /* Walks blk with `state` (updated to the state at its end); returns whether
@@ -203,8 +222,9 @@ static bool fwd_block(m2r *st, ir_block *blk, ir_stmt **state) {
     } else if (f & IR_TASK) {
       /* locals never cross tasks: each starts from nothing known */
       if (s->blocks[0]) {
-        ir_stmt **b = xalloc(st, (size_t)st->m, sizeof *b);
+        ir_stmt **b = take(st);
         fwd_block(st, s->blocks[0], b);
+        give(st, b);
       }
     } else if (s->op == IR_if) {
       if (!fwd_if(st, s, state)) falls = false;
@@ -234,7 +254,7 @@ static void loaded_in(m2r *st, ir_block *blk, bool *set) {
   }
 }
 
-static bool *new_set(m2r *st) { return xalloc(st, (size_t)st->m, sizeof(bool)); }
+static bool *new_set(m2r *st) { return take(st); }
 static void copy_set(m2r *st, bool *to, const bool *from) { memcpy(to, from, (size_t)st->m); }
 
 static void live_block(m2r *st, ir_block *blk, bool *live, loop_ctx *loop);
@@ -255,6 +275,8 @@ static void live_loop(m2r *st, ir_stmt *s, bool *live, loop_ctx *up) {
     for (int i = 0; i < st->m; i++) around[i] |= b[i];
   }
   copy_set(st, live, around);
+  give(st, b);
+  give(st, around);
 }
 
 static void live_block(m2r *st, ir_block *blk, bool *live, loop_ctx *loop) {
@@ -275,13 +297,18 @@ static void live_block(m2r *st, ir_block *blk, bool *live, loop_ctx *loop) {
     } else if (s->op == IR_alloca && slot_of(st, s) >= 0) {
       live[slot_of(st, s)] = false;
     } else if (f & IR_TASK) {
-      if (s->blocks[0]) live_block(st, s->blocks[0], new_set(st), NULL);
+      if (s->blocks[0]) {
+        bool *none = new_set(st);
+        live_block(st, s->blocks[0], none, NULL);
+        give(st, none);
+      }
     } else if (s->op == IR_if) {
       bool *t = new_set(st);
       copy_set(st, t, live);
       live_block(st, s->blocks[0], t, loop);
       if (s->blocks[1]) live_block(st, s->blocks[1], live, loop);
       for (int i = 0; i < st->m; i++) live[i] |= t[i];
+      give(st, t);
     } else if (f & IR_BLOCKS) {
       live_loop(st, s, live, loop);
     } else if (s->op == IR_return) {
@@ -330,7 +357,7 @@ bool ir_pass_mem2reg(ir_kernel *k) {
   choose(&st);
   if (st.m == 0) return false;
 
-  fwd_block(&st, k->body, xalloc(&st, (size_t)st.m, sizeof(ir_stmt *)));
+  fwd_block(&st, k->body, take(&st));
   live_block(&st, k->body, new_set(&st), NULL);
 
   load_count lc = {&st, xalloc(&st, (size_t)st.m, sizeof(int))};
