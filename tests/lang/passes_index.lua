@@ -80,6 +80,19 @@ for i = 1, 5 do
 end
 check("3-D ndrange with offsets", ok, true)
 
+-- an ndrange whose end is an argument: the index is still known >= 0, and
+-- one whose begin is a negative argument: it is not
+local lin = lt.field(lt.i32, { 64 })
+local by_arg = lt.kernel(function(n, b)
+  for i in lt.ndrange(n) do lin[i] = (i // 7) * 10 + i % 7 end
+  for i in lt.ndrange({ b, 0 }) do lin[i + 60] = (i // 4) * 10 + i % 4 end
+end)
+by_arg(37, -20)
+ok = true
+for i = 0, 36 do if lin[i] ~= (i // 7) * 10 + i % 7 then ok = false end end
+for i = -20, -1 do if lin[i + 60] ~= (i // 4) * 10 + i % 4 then ok = false end end
+check("ndrange bounded by arguments", ok, true)
+
 -- a struct-for over a dense field: indices are never negative
 local s = lt.field(lt.i32, { 9, 10 })
 lt.kernel(function()

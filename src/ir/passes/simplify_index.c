@@ -19,9 +19,9 @@
 **    unsigned (cast, op, cast back): a floored signed division needs sign
 **    fixups that the code generator cannot drop without the range.
 **
-** Ranges: a constant; the index of a task_range_for with constant bounds, of
-** a range_for whose bounds have ranges, of a struct loop (0 to the extent
-** of its index); and what add, sub, mul, floordiv/mod by a positive
+** Ranges: a constant; the index of a task_range_for or range_for whose
+** begin has a range (up to the end's, or else the type's, largest value),
+** of a struct loop (0 to 2^31 - 1); and what add, sub, mul, floordiv/mod by a positive
 ** constant, and with a non-negative constant, shr by a constant, min, max,
 ** select and integer casts make of ranges, as long as the result cannot
 ** wrap in its type. Everything else has no range.
@@ -85,14 +85,17 @@ static range loop_index_range(const simp *st, const ir_stmt *s) {
   const ir_stmt *l = s->loop;
   range none = {false, 0, 0};
   if (!l) return none;
+  /* an unknown end still bounds the index by its type's largest value */
+  __int128 tl, th;
+  type_bounds(s->type, &tl, &th);
   switch (l->op) {
   case IR_task_range_for:
-    if (l->range.begin_gtmp >= 0 || l->range.end_gtmp >= 0) return none;
-    return make(s->type, l->range.begin, (__int128)l->range.end - 1);
+    if (l->range.begin_gtmp >= 0) return none;
+    return make(s->type, l->range.begin, l->range.end_gtmp >= 0 ? th : (__int128)l->range.end - 1);
   case IR_range_for: {
     range b = get(st, l->ops[0]), e = get(st, l->ops[1]);
-    if (!b.known || !e.known) return none;
-    return make(s->type, b.lo, (__int128)e.hi - 1);
+    if (!b.known) return none;
+    return make(s->type, b.lo, e.known ? (__int128)e.hi - 1 : th);
   }
   case IR_struct_for: case IR_task_struct_for:
     /* a virtual index: never negative, below 2^31 (snode.c) */
