@@ -120,5 +120,64 @@ end
 local ks = lt.kernel(serial)
 for _, n in ipairs { -8, -3, 0, 9, 30 } do check("serial(" .. n .. ")", ks(n), serial(n)) end
 
+-- Random index expressions: trees of +, -, * by constants, floored // and %
+-- by positive and negative constants, and sums of subtrees, over the two
+-- indices of ndranges with random (also negative) begins. eval is plain Lua
+-- whose branches test Lua values only, so the same function computes the
+-- reference on numbers and traces the kernel on symbolic indices.
+local seed = 20261123
+local function rnd(n)
+  seed = (seed * 1103515245 + 12345) % 2147483648
+  return seed % n
+end
+local function tree(depth)
+  local r = rnd(depth > 0 and 9 or 3)
+  if r == 0 then return { op = "i" } end
+  if r == 1 then return { op = "j" } end
+  if r == 2 then return { op = "c", c = rnd(21) - 10 } end
+  local ops = { "+", "-", "*", "//", "%", "sum" }
+  local op = ops[rnd(#ops) + 1]
+  local c = rnd(17) - 8
+  if op == "*" then c = rnd(7) - 3 end
+  if (op == "//" or op == "%") and c == 0 then c = 5 end
+  if rnd(3) == 0 and (op == "//" or op == "%") then c = 1 << rnd(4) end
+  return { op = op, a = tree(depth - 1), b = op == "sum" and tree(depth - 1) or nil, c = c }
+end
+local function eval(t, i, j)
+  if t.op == "i" then return i end
+  if t.op == "j" then return j end
+  if t.op == "c" then return t.c end
+  local a = eval(t.a, i, j)
+  if t.op == "+" then return a + t.c end
+  if t.op == "-" then return a - t.c end
+  if t.op == "*" then return a * t.c end
+  if t.op == "//" then return a // t.c end
+  if t.op == "%" then return a % t.c end
+  return a + eval(t.b, i, j)
+end
+local rand_out = lt.field(lt.i32, { 4, 20, 20 })
+local bad = 0
+for trial = 1, 30 do
+  local bi, bj = rnd(11) - 5, rnd(11) - 5
+  local ni, nj = 1 + rnd(19), 1 + rnd(19)
+  local ts = { tree(4), tree(4), tree(4), tree(4) }
+  lt.kernel(function()
+    for i, j in lt.ndrange({ bi, bi + ni }, { bj, bj + nj }) do
+      for e, t in ipairs(ts) do rand_out[e - 1][i - bi][j - bj] = eval(t, i, j) end
+    end
+  end)()
+  for e = 1, 4 do
+    for i = bi, bi + ni - 1 do
+      for j = bj, bj + nj - 1 do
+        if rand_out[e - 1][i - bi][j - bj] ~= eval(ts[e], i, j) and bad < 5 then
+          bad = bad + 1
+          T.fail(("random index expression (trial %d, expr %d) at i=%d j=%d: got %d, want %d"):format(
+            trial, e, i, j, rand_out[e - 1][i - bi][j - bj], eval(ts[e], i, j)))
+        end
+      end
+    end
+  end
+end
+
 T.finish("passes_index")
 print("passes_index: ok")
