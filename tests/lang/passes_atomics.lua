@@ -72,5 +72,19 @@ local ok = true
 for i = 0, B - 1 do if hist[i] ~= want[i] then ok = false end end
 check("parallel histogram after serial atomics", ok, true)
 
+-- a demoted atomic on a field under a pointer level activates the cell it
+-- writes, and reads zero from an inactive one
+local sp = lt.field(lt.i32)
+lt.root:pointer(lt.i, 8):dense(lt.i, 4):place(sp)
+local bump = lt.kernel(function(k, v)
+  local old = lt.atomic_add(sp[k], v)
+  return old
+end)
+check("sparse atomic: old value of an inactive cell", bump(13, 5), 0)
+check("sparse atomic: its block became active", lt.is_active(sp, 13), true)
+check("sparse atomic: second old value", bump(13, 2), 5)
+check("sparse atomic: value", sp[13], 7)
+check("sparse atomic: other blocks stay inactive", lt.is_active(sp, 20), false)
+
 T.finish("passes_atomics")
 print("passes_atomics: ok")
