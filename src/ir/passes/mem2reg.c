@@ -12,8 +12,11 @@
 **     right after its alloca, or an earlier load of it) flows down each block;
 **     a load of a known value is replaced by it. An `if` merges its branches
 **     (a branch that ends in a jump does not fall through and does not
-**     count); a value must stay visible where it is used, so a value defined
-**     inside a branch is forgotten after the `if`. A loop forgets, on entry
+**     count): a value they agree on stays known; two different values become
+**     a `select` on the `if`'s condition placed after it, when both can be
+**     had before the `if` (a value must be visible where it is used, so a
+**     few pure statements computing it may move out of its branch: they
+**     cannot fault); otherwise the local is unknown. A loop forgets, on entry
 **     and after it, every local stored anywhere in its body: a later
 **     iteration (or the code after the loop) may see that store.
 **  2. backward: liveness; a store whose local is not read before the next
@@ -166,8 +169,122 @@ static void forward(m2r *st, ir_stmt *s, ir_stmt *v) {
   ir_remove(s);
 }
 
-/* if: each branch from a copy of the state; the merge keeps a value both
-** falling-through branches agree on and that is visible after the `if`. */
+/* ---- merging an if's branches with select ------------------------------------- */
+
+/* At most this many pure statements move out of an `if`'s branches so that
+** its stores can become a select: they then run whether or not the branch
+** is taken. */
+#define SPECULATE_MAX 8
+
+/* How far after an `if` to look for loads that would read its select. */
+#define SCAN_MAX 4096
+
+typedef struct {
+  ir_stmt *s[SPECULATE_MAX];
+  int n;
+} chain;
+
+/* Marks in `set` the locals loaded by x or inside it (unless `stored` says a
+** store came first), counting down *budget. */
+static void loads_in(m2r *st, ir_stmt *x, bool *set, const bool *stored, int *budget) {
+  if (--*budget < 0) return;
+  int sl = x->op == IR_local_load ? slot_of(st, x->ops[0]) : -1;
+  if (sl >= 0 && !stored[sl]) set[sl] = true;
+  for (int k = 0; k < 2; k++)
+    for (ir_stmt *y = x->blocks[k] ? x->blocks[k]->first : NULL; y && *budget > 0; y = y->next)
+      loads_in(st, y, set, stored, budget);
+}
+
+/* The locals that statements after s may load before storing them again (a
+** store inside a nested block does not count as one): in s's block and, when
+** that block is a branch, after the enclosing `if`s (up to a loop, whose top
+** forgets the values anyway). */
+static bool *loaded_later(m2r *st, ir_stmt *s) {
+  bool *set = take(st), *stored = take(st);
+  int budget = SCAN_MAX;
+  for (ir_stmt *from = s; from && budget > 0;) {
+    for (ir_stmt *x = from->next; x && budget > 0; x = x->next) {
+      loads_in(st, x, set, stored, &budget);
+      int sl = x->op == IR_local_store ? slot_of(st, x->ops[0]) : -1;
+      if (sl >= 0) stored[sl] = true;
+    }
+    ir_stmt *owner = from->parent ? from->parent->owner : NULL;
+    from = owner && owner->op == IR_if ? owner : NULL;
+  }
+  give(st, stored);
+  return set;
+}
+
+static bool in_chain(const chain *c, const ir_stmt *x) {
+  for (int i = 0; i < c->n; i++)
+    if (c->s[i] == x) return true;
+  return false;
+}
+
+/* Can v be had right before the `if` s: visible there already, or computed
+** in branch block blk by pure statements (added to c) from such values.
+** Pure statements cannot fault, so computing them unconditionally is safe;
+** a global_ptr is left alone (under a sparse level it looks cells up). */
+static bool available(ir_stmt *v, const ir_stmt *s, ir_block *blk, chain *c) {
+  if (v == ZERO || visible(v, s->parent) || in_chain(c, v)) return true;
+  unsigned f = ir_op_flags(v->op);
+  if (!blk || v->parent != blk || (f & (IR_PURE | IR_BLOCKS)) != IR_PURE || v->op == IR_global_ptr)
+    return false;
+  for (int i = 0; i < v->nops; i++)
+    if (!v->ops[i] || !available(v->ops[i], s, blk, c)) return false;
+  if (c->n == SPECULATE_MAX) return false;
+  c->s[c->n++] = v;
+  return true;
+}
+
+/* Moves blk's statements that are in c in front of the `if` s, in order. */
+static void speculate(ir_stmt *s, ir_block *blk, const chain *c) {
+  ir_stmt *next;
+  for (ir_stmt *x = blk ? blk->first : NULL; x; x = next) {
+    next = x->next;
+    if (!in_chain(c, x)) continue;
+    ir_remove(x);
+    ir_insert_before(s, x);
+  }
+}
+
+static ir_stmt *value_of(m2r *st, ir_stmt *v, ir_type t, ir_stmt **after) {
+  if (v != ZERO) return v;
+  ir_stmt *z = ir_new(st->k, IR_const, t, 0, NULL);
+  z->loc = (*after)->loc;
+  if (ir_type_is_float(t)) z->imm.fval = 0.0;
+  else z->imm.ival = 0;
+  ir_insert_after(*after, z);
+  *after = z;
+  return z;
+}
+
+/* Both branches of s fall through with values vt and ve of a local: when
+** both can be had before the `if` (moving at most SPECULATE_MAX pure
+** statements out of the branches), the local is `select cond vt ve` after
+** it. Returns that select, or NULL. */
+static ir_stmt *merge_select(m2r *st, ir_stmt *s, ir_stmt *vt, ir_stmt *ve, ir_stmt **after) {
+  chain ct = {.n = 0}, ce = {.n = 0};
+  if (!available(vt, s, s->blocks[0], &ct) || !available(ve, s, s->blocks[1], &ce)) return NULL;
+  if (ct.n + ce.n > SPECULATE_MAX) return NULL;
+  speculate(s, s->blocks[0], &ct);
+  speculate(s, s->blocks[1], &ce);
+  ir_type t = vt != ZERO ? vt->type : ve->type;
+  ir_stmt *ops[3] = {s->ops[0], value_of(st, vt, t, after), value_of(st, ve, t, after)};
+  ir_stmt *sel = ir_new(st->k, IR_select, t, 3, ops);
+  sel->loc = s->loc;
+  ir_insert_after(*after, sel);
+  *after = sel;
+  st->changed = true;
+  return sel;
+}
+
+/* if: each branch from a copy of the state. After it, a local keeps the
+** value the falling-through branches agree on if it is visible there; when
+** both fall through with different values, a select of the two (if both can
+** be had before the `if` and a later statement of its block loads the local:
+** a value only the next iteration of a loop reads would be forgotten at the
+** loop's top anyway); else nothing is known. */
 static bool fwd_if(m2r *st, ir_stmt *s, ir_stmt **state) {
   size_t bytes = (size_t)st->m * sizeof *state;
   ir_stmt **t = take(st), **e = take(st);
@@ -175,10 +292,17 @@ static bool fwd_if(m2r *st, ir_stmt *s, ir_stmt **state) {
   memcpy(e, state, bytes);
   bool ft = fwd_block(st, s->blocks[0], t);
   bool fe = s->blocks[1] ? fwd_block(st, s->blocks[1], e) : true;
+  ir_stmt *after = s; /* selects go right after the if, in slot order */
+  bool *wanted = NULL;  /* locals loaded later in s's block: worth a select */
   for (int i = 0; i < st->m && (ft || fe); i++) {
     ir_stmt *v = !ft ? e[i] : !fe ? t[i] : t[i] == e[i] ? t[i] : NULL;
+    if (ft && fe && t[i] && e[i] && t[i] != e[i]) {
+      if (!wanted) wanted = loaded_later(st, s);
+      if (wanted[i]) v = merge_select(st, s, t[i], e[i], &after);
+    }
     state[i] = v && visible(v, s->parent) ? v : NULL;
   }
+  if (wanted) give(st, wanted);
   give(st, t);
   give(st, e);
   return ft || fe;
