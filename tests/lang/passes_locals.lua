@@ -159,6 +159,40 @@ for i = 0, R - 1 do
 end
 check("loop-carried locals in every cell of a parallel loop", ok, true)
 
+-- if-branches merged into selects (mpm88's grid_op pattern): a division that
+-- only runs when m > 0, then clamps that overwrite the value in some cells;
+-- masses are powers of two so f32 and Lua's doubles agree exactly
+local G = 40
+local gv, gm = lt.field(lt.f32, { G }), lt.field(lt.f32, { G })
+local function grid_ref(i, v, m)
+  if m > 0 then v = v / m end
+  v = v - 0.5
+  if i < 3 and v < 0 then v = 0 end
+  if i > G - 4 and v > 0 then v = 0 end
+  return v
+end
+for i = 0, G - 1 do
+  gv[i] = (i * 7) % 11 - 5
+  gm[i] = ({ 0, 1, 2, 4, 0.5 })[i % 5 + 1]
+end
+lt.kernel(function()
+  for i in lt.ndrange(G) do
+    local v = gv[i]
+    local m = gm[i]
+    if m > 0 then v = v / m end
+    v = v - 0.5
+    if i < 3 and v < 0 then v = 0 end
+    if i > G - 4 and v > 0 then v = 0 end
+    gv[i] = v
+  end
+end)()
+local gsame = true
+for i = 0, G - 1 do
+  local want = grid_ref(i, (i * 7) % 11 - 5, ({ 0, 1, 2, 4, 0.5 })[i % 5 + 1])
+  if gv[i] ~= want then gsame = false; T.fail(("grid_op-like cell %d: got %s, want %s"):format(i, gv[i], want)) end
+end
+check("branches merged into selects", gsame, true)
+
 -- licm: a serial loop that reads a[i][0] while writing a[i][k], k = 0 first:
 -- the read must see the write of the first iteration, so it cannot move out;
 -- c[i] is never written in the loop and may.
