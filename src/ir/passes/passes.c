@@ -72,12 +72,15 @@ bool ir_compile(ir_kernel *k, bool verify, ir_dump_fn dump, void *ud) {
   }
   k->error[0] = 0;
   RUN(&p, typecheck);
+  RUN(&p, mem2reg);        /* kernel-level locals read by parallel loops become values */
   simplify(&p);
   RUN(&p, offload);
   RUN(&p, reduce);
-  RUN(&p, constfold);
-  RUN(&p, cse);
-  RUN(&p, dce);
+  RUN(&p, demote_atomics); /* serial tasks need no atomics */
+  RUN(&p, mem2reg);        /* locals are private to their task now */
+  RUN(&p, simplify_index); /* task bounds give index ranges */
+  RUN(&p, licm);
+  simplify(&p);
   k->on_error = saved;
   return true;
 }
