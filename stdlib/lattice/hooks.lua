@@ -298,36 +298,69 @@ local function unroll(body, iter)
   return table.unpack(res, 2, res.n)
 end
 
+-- A top-level ndrange over constant extents with at least ROWS_MIN rows (the
+-- cells of all axes but the last) and INNER_MIN cells along the last axis
+-- runs one parallel iteration per row with a serial loop along the last
+-- axis: no division per cell to recover the indices, and the inner loop
+-- vectorizes. Other ndranges are one linear parallel loop (few rows would
+-- leave cores idle).
+local ROWS_MIN, INNER_MIN = 64, 4
+
+-- The indices of dims[first..last] from the linear index idx over them.
+local function split_index(idx, begins, extents, first, last)
+  local out, stride = {}, 1
+  for k = last, first, -1 do
+    local q = (stride == 1) and idx or (idx // stride)
+    if k > first then q = q % extents[k] end
+    out[k] = (begins[k] == 0) and q or (q + begins[k])
+    stride = stride * extents[k]
+  end
+  return out
+end
+
 local function ndrange_loop(r, body)
   local n0 = T.nret()
   local dims = r.dims
+  local nd = #dims
   local bld = T.B()
   local begins, extents = {}, {}
+  local constant = true
   for k, d in ipairs(dims) do
     local sa, la = int_bound(d[1], "begin")
     local sb, lb = int_bound(d[2], "end")
     begins[k] = la or T.sym(sa, I32)
     if la and lb then extents[k] = math.max(lb - la, 0)
-    else extents[k] = (lb or T.sym(sb, I32)) - (la or T.sym(sa, I32)) end
+    else extents[k] = (lb or T.sym(sb, I32)) - (la or T.sym(sa, I32)); constant = false end
   end
-  local total = 1
-  for k = 1, #dims do total = total * extents[k] end
-  local send = int_bound(total, "size")
   local top = T.at_top()
-  local rf = T.B():range_for(T.B():const_int(I32.id, 0), send)
+  local inner = nd >= 2 and top and constant and extents[nd] >= INNER_MIN
+  local rows = 1
+  for k = 1, nd - 1 do rows = constant and rows * extents[k] or rows end
+  inner = inner and rows >= ROWS_MIN
+  local total = 1
+  for k = 1, inner and nd - 1 or nd do total = total * extents[k] end
+  local rf = T.B():range_for(T.B():const_int(I32.id, 0), int_bound(total, "size"))
   ir_loop(function()
     in_block(bld:child(rf, 0), function()
       local idx = T.sym(T.B():loop_index(rf), I32)
-      if top then builtins.parallel_iteration({ idx }) end
-      local out = {}
-      local stride = 1
-      for k = #dims, 1, -1 do
-        local q = (stride == 1) and idx or (idx // stride)
-        if k > 1 then q = q % extents[k] end
-        out[k] = (begins[k] == 0) and q or (q + begins[k])
-        stride = stride * extents[k]
+      if not inner then
+        if top then builtins.parallel_iteration({ idx }) end
+        local out = split_index(idx, begins, extents, 1, nd)
+        ir_code("inside a loop", body(table.unpack(out, 1, nd)))
+        return
       end
-      ir_code("inside a loop", body(table.unpack(out, 1, #dims)))
+      local out = split_index(idx, begins, extents, 1, nd - 1)
+      local b = T.B()
+      local jf = b:range_for(b:const_int(I32.id, 0), b:const_int(I32.id, extents[nd]))
+      -- still a parallel loop to the body: break and return cannot leave it
+      ir_loop(function()
+        in_block(b:child(jf, 0), function()
+          local j = T.sym(T.B():loop_index(jf), I32)
+          builtins.parallel_iteration({ idx, j }, { rows, extents[nd] })   -- the cell's stream, as if linear
+          out[nd] = (begins[nd] == 0) and j or (j + begins[nd])
+          ir_code("inside a loop", body(table.unpack(out, 1, nd)))
+        end)
+      end, "parallel")
     end)
   end, top and "parallel")
   T.after_construct(n0)

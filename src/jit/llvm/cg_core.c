@@ -250,6 +250,7 @@ done:
   LLVMDisposeBuilder(c->b);
   free(c->slots);
   free(c->writes);
+  free(c->tbaa);
   if (ok) {
     out->mod = c->mod;
   } else {

@@ -6,6 +6,9 @@
 ** while a task runs; their loads carry !invariant.load so that stores to
 ** fields cannot force reloads and block vectorization.
 */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "../../ir/snode.h"
 #include "llvm_codegen.h"
 
@@ -18,6 +21,38 @@ LLVMValueRef cg_invariant(cg *c, LLVMValueRef load) {
 }
 
 #define invariant cg_invariant
+
+/* ---- fields never overlap -----------------------------------------------------
+** Every place is its own memory: the cells of two places never share a byte
+** (a cell holds each place at its own offset), so a load of one place cannot
+** see a store to another. A TBAA type per place tells LLVM so, and a loop
+** storing to one field while reading others vectorizes without run-time
+** overlap checks. Only accesses through global_ptr are tagged: ndarrays may
+** be passed twice, and the runtime's own accesses carry clang's tags, under
+** another root, which LLVM treats as aliasing anything. Reads of inactive
+** sparse cells share the ambient cell, which nothing writes; writes that
+** found the pool exhausted share the sink, which nothing reads. */
+static LLVMValueRef place_tag(cg *c, const ir_stmt *ptr) {
+  if (ptr->op != IR_global_ptr || ptr->aux < 0 || ptr->aux >= IR_MAX_SNODES) return NULL;
+  if (!c->tbaa && !(c->tbaa = calloc(IR_MAX_SNODES, sizeof *c->tbaa))) return NULL;
+  if (!c->tbaa[ptr->aux]) {
+    LLVMMetadataRef root_name = LLVMMDStringInContext2(c->ctx, "lattice fields", 14);
+    LLVMMetadataRef root = LLVMMDNodeInContext2(c->ctx, &root_name, 1);
+    char name[32];
+    int n = snprintf(name, sizeof name, "lattice place %d", ptr->aux);
+    LLVMMetadataRef zero = LLVMValueAsMetadata(LLVMConstInt(c->t_i64, 0, 0));
+    LLVMMetadataRef type[3] = {LLVMMDStringInContext2(c->ctx, name, (size_t)n), root, zero};
+    LLVMMetadataRef ty = LLVMMDNodeInContext2(c->ctx, type, 3);
+    LLVMMetadataRef tag[3] = {ty, ty, zero};
+    c->tbaa[ptr->aux] = LLVMMetadataAsValue(c->ctx, LLVMMDNodeInContext2(c->ctx, tag, 3));
+  }
+  return c->tbaa[ptr->aux];
+}
+
+static void tag_access(cg *c, LLVMValueRef access, const ir_stmt *ptr) {
+  LLVMValueRef tag = place_tag(c, ptr);
+  if (tag) LLVMSetMetadata(access, LLVMGetMDKindIDInContext(c->ctx, "tbaa", 4), tag);
+}
 
 /* ptr[index] of an array of element type t whose address is ctx field `field` */
 static LLVMValueRef ctx_array_load(cg *c, int field, LLVMTypeRef t, long long index) {
@@ -165,11 +200,14 @@ bool cg_memory(cg *c, ir_stmt *s) {
   case IR_local_load:
   case IR_global_load:
     v = LLVMBuildLoad2(B, cg_type(c, s->type), cg_get(c, s->ops[0]), "");
+    if (s->op == IR_global_load) tag_access(c, v, s->ops[0]);
     break;
   case IR_local_store:
-  case IR_global_store:
-    LLVMBuildStore(B, cg_get(c, s->ops[1]), cg_get(c, s->ops[0]));
+  case IR_global_store: {
+    LLVMValueRef st = LLVMBuildStore(B, cg_get(c, s->ops[1]), cg_get(c, s->ops[0]));
+    if (s->op == IR_global_store) tag_access(c, st, s->ops[0]);
     return true;
+  }
   case IR_global_ptr: v = global_ptr(c, s); break;
   case IR_global_tmp: {
     LLVMValueRef base = invariant(c, cg_ctx_field(c, CG_CTX_GTMP));

@@ -112,6 +112,8 @@ struct cg {
   ** atomics, no other thread changes them while the task runs */
   const ir_stmt *writes_task;
   unsigned char *writes;                 /* [IR_MAX_SNODES], freed by cg_build */
+  LLVMValueRef *tbaa;                    /* [IR_MAX_SNODES] access tag per place (cg_memory.c),
+                                            freed by cg_build */
   /* statement -> value (for loops and tasks: their current index) */
   cg_slot *slots;
   size_t nslots, cap;
