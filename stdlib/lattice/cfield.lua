@@ -95,8 +95,23 @@ function M.first(f) return M.ready(f)._comps[1] end
 
 -- ---- in kernels ----------------------------------------------------------------------------
 
+-- Names the components after the composite (grid_v.x, grid_v.y, C.01, ...)
+-- once its name is known, for the IR and messages; a field made by
+-- lt.field(lt.vec2, n) is placed before the local that holds it exists.
+local function name_components(f)
+  if rawget(f, "_comps_named") then return end
+  local n = rawget(f, "_name") or fieldm.find_name(f)
+  if not n then return end
+  local suffixes = f._ct:leaf_names()
+  for i, c in ipairs(f._comps) do
+    if not rawget(c, "_name") then fieldm.set_name(c, n .. suffixes[i]) end
+  end
+  rawset(f, "_comps_named", true)
+end
+
 function M.read(f, idx)
   M.ready(f)
+  name_components(f)
   local elems = {}
   for k, c in ipairs(f._comps) do elems[k] = T.field_read(c, idx) end
   return f._ct:from_flat(elems)
@@ -104,6 +119,7 @@ end
 
 function M.write(f, idx, v)
   M.ready(f)
+  name_components(f)
   local flat = f._ct:to_flat(v, "field '" .. name_of(f) .. "'")
   for k, c in ipairs(f._comps) do T.field_write(c, idx, flat[k]) end
 end

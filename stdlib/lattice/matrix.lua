@@ -201,11 +201,18 @@ function ctype_methods.leaf_types(c)
   for k = 1, c.count do t[k] = c.dtype end
   return t
 end
--- Suffixes naming each component's scalar field: "[0]", "[1][2]".
+-- Suffixes naming each component's scalar field, in the IR's identifier
+-- characters: ".x" ... ".w" (".4" on), ".12" for row 1, column 2 (".1_12"
+-- once an extent passes 9).
 function ctype_methods.leaf_names(c)
   local s = {}
+  local wide = c.n > 10 or (c.m or 0) > 10
   for k = 0, c.count - 1 do
-    s[k + 1] = c.m == nil and ("[" .. k .. "]") or ("[" .. (k // c.m) .. "][" .. (k % c.m) .. "]")
+    if c.m == nil then
+      s[k + 1] = k < 4 and ("." .. ("xyzw"):sub(k + 1, k + 1)) or ("." .. k)
+    else
+      s[k + 1] = "." .. (k // c.m) .. (wide and "_" or "") .. (k % c.m)
+    end
   end
   return s
 end

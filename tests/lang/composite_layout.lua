@@ -116,7 +116,7 @@ v:fill({ 1, 2 })
 C.check("component view read", v.y[3], 2.0)
 v.x[3] = 5
 same(v[3], { 5, 2 }, "component view write")
-C.check("view name", v:component(1).name, "v[1]")
+C.check("view name", v:component(1).name, "v.y")   -- component names are IR identifiers: v.x, v.y, m.01
 local sum = lt.field(lt.f32, {})
 lt.kernel(function() for i in v.x do lt.atomic_add(sum.value, v.y[i]) end end)()
 C.check("loop over a component view", sum.value, 16.0)
