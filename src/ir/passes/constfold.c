@@ -6,6 +6,10 @@
 ** rewriting; a `select` with a constant condition is replaced by the chosen
 ** operand. Statements whose evaluation is undefined for their types (e.g. an
 ** un-typechecked `add` of an i32 and an f32) are left alone.
+**
+** One strength reduction lives here too, as it needs only a constant operand:
+** x ^ 2 becomes x * x (both are the correctly rounded square) and x ^ 1 is x.
+** Users write squares as `(1.5 - fx) ^ 2` (the MPM weights).
 */
 #include "passes.h"
 #include "fold_eval.h"
@@ -30,9 +34,31 @@ typedef struct {
   bool changed;
 } cf_state;
 
+static bool reduce_pow(ir_stmt *s) {
+  ir_stmt *e = s->ops[1];
+  if (s->op != IR_pow || !ir_type_is_float(s->type) || e->op != IR_const || e->type != s->type ||
+      s->ops[0]->type != s->type)
+    return false;
+  if (e->imm.fval == 2.0) {
+    s->op = IR_mul;
+    s->ops[1] = s->ops[0];
+    return true;
+  }
+  if (e->imm.fval == 1.0) {
+    ir_replace_uses(s->parent, s, s->ops[0]);
+    ir_remove(s);
+    return true;
+  }
+  return false;
+}
+
 static void visit(ir_stmt *s, void *ud) {
   cf_state *st = ud;
   if (!(ir_op_flags(s->op) & IR_PURE) || s->op == IR_const) return;
+  if (s->op == IR_pow && !all_const(s) && reduce_pow(s)) {
+    st->changed = true;
+    return;
+  }
   if (s->op == IR_select) {
     ir_stmt *c = s->ops[0];
     if (c && c->op == IR_const && s->ops[1]->type == s->type && s->ops[2]->type == s->type) {
