@@ -114,10 +114,19 @@ static int l_compile(lua_State *L) {
   p->compiled = c;
   c->file = strdup(file);
 
-  dump_buf d = {.echo = echo};
-  dump_pass("trace", c->k, &d);
-  bool ok = ir_compile(c->k, true, dump_pass, &d);
-  c->ir_text = d.text;
+  /* The text of the IR after every pass (k:ir()) costs a printout per pass:
+  ** made now only when print_ir echoes it, else from a copy of the traced
+  ** kernel when it is first asked for (the passes are deterministic). */
+  bool ok;
+  if (echo) {
+    dump_buf d = {.echo = true};
+    dump_pass("trace", c->k, &d);
+    ok = ir_compile(c->k, true, dump_pass, &d);
+    c->ir_text = d.text;
+  } else {
+    c->traced = ir_kernel_clone(c->k);
+    ok = ir_compile(c->k, true, NULL, NULL);
+  }
   if (!ok) return luaL_error(L, "%s", c->k->error);
   char err[1024] = "";
   if (background && p->be->compile_start) {
@@ -280,6 +289,15 @@ static int l_launch(lua_State *L) {
 /* core.compiled_ir(compiled) -> the IR after every pass */
 static int l_compiled_ir(lua_State *L) {
   lang_compiled *c = luaL_checkudata(L, 1, LANG_COMPILED);
+  if (!c->ir_text && c->traced) {
+    ir_kernel *k = ir_kernel_clone(c->traced);
+    if (!k) return luaL_error(L, "out of memory");
+    dump_buf d = {.echo = false};
+    dump_pass("trace", k, &d);
+    ir_compile(k, true, dump_pass, &d);
+    ir_kernel_free(k);
+    c->ir_text = d.text;
+  }
   lua_pushstring(L, c->ir_text ? c->ir_text : "");
   return 1;
 }

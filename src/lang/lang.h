@@ -44,7 +44,9 @@ struct lang_compiled {
   ir_kernel *k;                    /* after the passes (arg/ret types, gtmp size) */
   jit_kernel *jk;                  /* NULL while `pending` */
   jit_pending *pending;            /* a compilation under way (lt.compile), or NULL */
-  char *ir_text;                   /* the IR after every pass, headed by pass names */
+  char *ir_text;                   /* the IR after every pass, headed by pass names;
+                                      made on the first k:ir() unless print_ir */
+  ir_kernel *traced;               /* the kernel as traced, kept to make ir_text */
   char *file;                      /* where the kernel was defined, for messages */
   lang_compiled *prev, *next;
 };

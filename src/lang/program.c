@@ -54,6 +54,8 @@ void lang_release_compiled(lang_compiled *c) {
   c->prog = NULL;
   if (c->k) ir_kernel_free(c->k);
   c->k = NULL;
+  if (c->traced) ir_kernel_free(c->traced);
+  c->traced = NULL;
   free(c->ir_text);
   c->ir_text = NULL;
   free(c->file);

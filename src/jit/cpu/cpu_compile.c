@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Error.h>
@@ -113,6 +114,7 @@ struct jit_pending {
   /* compile_start */
   pthread_t thread;
   bool threaded;
+  uint64_t ticket;                 /* start order (object_thread) */
 };
 
 static void make_object(jit_pending *p) {
@@ -143,8 +145,33 @@ static void make_object(jit_pending *p) {
   LLVMDisposeTargetMachine(tm);
 }
 
+/* Background compilations run at most one per core, started in the order
+** lt.compile asked for them: all at once they would share the cores and all
+** finish late, while in order the kernels a script calls first are ready
+** first and the last ones compile while the first ones run. A ticket is
+** taken on the Lua thread (compile_start); a compilation starts when fewer
+** than `width` compilations before it are unfinished (approximately: they
+** may end out of order). */
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static uint64_t gate_next, gate_done;
+
+static void gate_leave(void) {
+  pthread_mutex_lock(&gate_mu);
+  gate_done++;
+  pthread_cond_broadcast(&gate_cv);
+  pthread_mutex_unlock(&gate_mu);
+}
+
 static void *object_thread(void *arg) {
-  make_object(arg);
+  jit_pending *p = arg;
+  long width = sysconf(_SC_NPROCESSORS_ONLN);
+  if (width < 1) width = 1;
+  pthread_mutex_lock(&gate_mu);
+  while (p->ticket >= gate_done + (uint64_t)width) pthread_cond_wait(&gate_cv, &gate_mu);
+  pthread_mutex_unlock(&gate_mu);
+  make_object(p);
+  gate_leave();
   return NULL;
 }
 
@@ -244,10 +271,14 @@ jit_kernel *cpu_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen)
 jit_pending *cpu_compile_start(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
   jit_pending *p = pending_new(be, k, err, errlen);
   if (!p) return NULL;
+  pthread_mutex_lock(&gate_mu);
+  p->ticket = gate_next++;
+  pthread_mutex_unlock(&gate_mu);
   if (pthread_create(&p->thread, NULL, object_thread, p) == 0) {
     p->threaded = true;
   } else {
     make_object(p);   /* no thread to be had: compile now */
+    gate_leave();
   }
   return p;
 }
