@@ -2,7 +2,8 @@
 -- mapping computed here in plain Lua (independently of image.c's tables).
 local image = require "lattice.image"
 
-local dir = (os.getenv("LT_BUILD_DIR") or os.tmpname() .. ".d") .. "/image_test"
+-- the ptx/ variant of this test (LT_CHECK_PTX) runs at the same time: its own folder
+local dir = (os.getenv("LT_BUILD_DIR") or os.tmpname() .. ".d") .. "/image_test" .. (os.getenv("LT_CHECK_PTX") and "_ptx" or "")
 image.mkdirs(dir)
 
 local function byte(c)
