@@ -66,27 +66,8 @@ local k = lt.kernel(function()
 end)
 k()
 
-local function matmul(p, q)
-  local r = {}
-  for i = 1, #p do
-    r[i] = {}
-    for j = 1, #q[1] do
-      local s = 0
-      for kk = 1, #q do s = s + p[i][kk] * q[kk][j] end
-      r[i][j] = s
-    end
-  end
-  return r
-end
-local function transpose(p)
-  local r = {}
-  for i = 1, #p[1] do r[i] = {} for j = 1, #p do r[i][j] = p[j][i] end end
-  return r
-end
-local function det3(m)
-  return m[1][1] * (m[2][2] * m[3][3] - m[2][3] * m[3][2]) - m[1][2] * (m[2][1] * m[3][3] - m[2][3] * m[3][1])
-    + m[1][3] * (m[2][1] * m[3][2] - m[2][2] * m[3][1])
-end
+local linref = require "linref"
+local matmul, transpose, det3 = linref.matmul, linref.transpose, linref.det
 -- Gauss-Jordan inverse (an independent method from the kernel's adjugate)
 local function inverse(m)
   local n = #m

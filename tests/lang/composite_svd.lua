@@ -13,28 +13,8 @@ local C = require "check"
 local N = 200
 math.randomseed(3)
 
-local function matmul(p, q)
-  local r = {}
-  for i = 1, #p do
-    r[i] = {}
-    for j = 1, #q[1] do
-      local s = 0
-      for k = 1, #q do s = s + p[i][k] * q[k][j] end
-      r[i][j] = s
-    end
-  end
-  return r
-end
-local function transpose(p)
-  local r = {}
-  for i = 1, #p[1] do r[i] = {} for j = 1, #p do r[i][j] = p[j][i] end end
-  return r
-end
-local function det(m)
-  if #m == 2 then return m[1][1] * m[2][2] - m[1][2] * m[2][1] end
-  return m[1][1] * (m[2][2] * m[3][3] - m[2][3] * m[3][2]) - m[1][2] * (m[2][1] * m[3][3] - m[2][3] * m[3][1])
-    + m[1][3] * (m[2][1] * m[3][2] - m[2][2] * m[3][1])
-end
+local linref = require "linref"
+local matmul, transpose, det = linref.matmul, linref.transpose, linref.det
 local function maxdiff(p, q)
   local d = 0
   for i = 1, #p do for j = 1, #p[1] do d = math.max(d, math.abs(p[i][j] - q[i][j])) end end

@@ -17,10 +17,7 @@ static LLVMValueRef ext_ptr(cg *c, ir_stmt *s) {
   return LLVMBuildGEP2(B, cg_type(c, s->type), base, &off, 1, "");
 }
 
-/* Branches to a new block when bad (expected false) holds, calls the
-** runtime's raise function `fn` there and leaves the task; the builder goes
-** on in the block where bad is false. */
-static void fail_if(cg *c, LLVMValueRef bad, const char *fn, int n, LLVMTypeRef *tys, LLVMValueRef *args) {
+void cg_fail_if(cg *c, LLVMValueRef bad, const char *fn, int n, LLVMTypeRef *tys, LLVMValueRef *args) {
   LLVMTypeRef bt[2] = {c->t_i1, c->t_i1};
   LLVMValueRef ba[2] = {bad, LLVMConstInt(c->t_i1, 0, 0)};
   bad = cg_call(c, "llvm.expect.i1", c->t_i1, 2, bt, ba);   /* keep the hot path straight */
@@ -40,7 +37,7 @@ static void check_bound(cg *c, ir_stmt *s) {
   LLVMValueRef args[5] = {c->ctxv, LLVMConstInt(c->t_i32, (unsigned long long)s->aux, 0),
                           LLVMConstInt(c->t_i32, (unsigned long long)s->imm.ival, 0), v,
                           LLVMConstInt(c->t_i32, (unsigned long long)s->loc.line, 0)};
-  fail_if(c, bad, "rt_raise_ndarray_error", 5, tys, args);
+  cg_fail_if(c, bad, "rt_raise_ndarray_error", 5, tys, args);
 }
 
 static void assert_(cg *c, ir_stmt *s) {
@@ -48,7 +45,7 @@ static void assert_(cg *c, ir_stmt *s) {
   LLVMTypeRef tys[3] = {c->t_ptr, c->t_i32, c->t_i32};
   LLVMValueRef args[3] = {c->ctxv, LLVMConstInt(c->t_i32, (unsigned long long)s->aux, 0),
                           LLVMConstInt(c->t_i32, (unsigned long long)s->loc.line, 0)};
-  fail_if(c, bad, "rt_raise_assert", 3, tys, args);
+  cg_fail_if(c, bad, "rt_raise_assert", 3, tys, args);
 }
 
 /* 64 random bits -> the statement's type: floats in [0, 1) from the top 24

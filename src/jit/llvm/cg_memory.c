@@ -153,20 +153,11 @@ static void check_index(cg *c, ir_stmt *s) {
   LLVMValueRef v = cg_int_convert(c, cg_get(c, ix), ir_type_is_signed(ix->type), c->t_i64);
   /* unsigned compare: negative indices are huge */
   LLVMValueRef bad = LLVMBuildICmp(B, LLVMIntUGE, v, LLVMConstInt(c->t_i64, (unsigned long long)place->total_shape[axis], 0), "");
-  LLVMTypeRef bt[2] = {c->t_i1, c->t_i1};
-  LLVMValueRef ba[2] = {bad, LLVMConstInt(c->t_i1, 0, 0)};
-  bad = cg_call(c, "llvm.expect.i1", c->t_i1, 2, bt, ba);   /* keep the hot path straight */
-  LLVMBasicBlockRef fail = cg_new_bb(c, "oob"), ok = cg_new_bb(c, "inb");
-  LLVMBuildCondBr(B, bad, fail, ok);
-  LLVMPositionBuilderAtEnd(B, fail);
-  LLVMValueRef f = LLVMGetNamedFunction(c->mod, "rt_raise_index_error");
-  if (!f) cg_fail(c, s, "runtime function rt_raise_index_error is missing");
+  LLVMTypeRef tys[5] = {c->t_ptr, c->t_i32, c->t_i32, c->t_i64, c->t_i32};
   LLVMValueRef args[5] = {c->ctxv, LLVMConstInt(c->t_i32, (unsigned long long)place->id, 0),
                           LLVMConstInt(c->t_i32, (unsigned long long)axis, 0), v,
                           LLVMConstInt(c->t_i32, (unsigned long long)s->loc.line, 0)};
-  LLVMBuildCall2(B, LLVMGlobalGetValueType(f), f, args, 5, "");
-  LLVMBuildRetVoid(B);
-  LLVMPositionBuilderAtEnd(B, ok);
+  cg_fail_if(c, bad, "rt_raise_index_error", 5, tys, args);
 }
 
 static LLVMValueRef atomic(cg *c, ir_stmt *s) {

@@ -153,6 +153,11 @@ bool cg_arith(cg *c, ir_stmt *s);                    /* cg_arith.c */
 bool cg_control(cg *c, ir_stmt *s);                  /* cg_control.c */
 bool cg_memory(cg *c, ir_stmt *s);                   /* cg_memory.c */
 bool cg_sparse(cg *c, ir_stmt *s);                   /* cg_sparse.c */
+/* Branches to a new block when bad (expected false) holds, calls the
+** runtime's raise function `fn` there and leaves the task (the launcher skips
+** the remaining chunks after an error); the builder goes on where bad is
+** false. Bounds checks, ndarray checks, lt.assert (cg_builtins.c). */
+void cg_fail_if(cg *c, LLVMValueRef bad, const char *fn, int n, LLVMTypeRef *tys, LLVMValueRef *args);
 bool cg_builtins(cg *c, ir_stmt *s);                 /* cg_builtins.c: ndarrays, random, print, assert */
 
 /* Field addressing shared by cg_memory.c (dense) and cg_sparse.c. */
