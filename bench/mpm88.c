@@ -3,7 +3,7 @@
 ** written by hand in C with OpenMP: the same four loops (clear the grid,
 ** particle to grid with atomic adds, grid update, grid to particle), the same
 ** constants and the same initial particles (bench/mpm88_init.h).
-**   gcc -O3 -march=native -fopenmp mpm88.c -o mpm88 && OMP_NUM_THREADS=2 ./mpm88 [frames]
+**   gcc -O3 -march=native -ffp-contract=off -fopenmp mpm88.c -o mpm88 && OMP_NUM_THREADS=2 ./mpm88 [frames]
 ** Prints "mpm88_c_ms <median ms per frame>" and the particles' mean position
 ** after the timed frames ("mpm88_c_mean_x/y", compared with Lattice's by run.sh
 ** within a tolerance: atomic float adds make the sums' order vary). */

@@ -2,7 +2,7 @@
 # bench/run.sh [BUILD_DIR] -- Lattice against references measured in the same
 # run; prints the ratios and rewrites docs/performance.md.
 #   (a) triad a[i] = b[i] + s*c[i], 2^24 f32: Lattice kernel vs triad.c
-#       (gcc -O3 -march=native -fopenmp), same thread count, medians
+#       (gcc -O3 -march=native -ffp-contract=off -fopenmp), same thread count, medians
 #   (b) JIT latency of the examples' kernels (first call minus second call)
 #   (c) start-up of `lattice -e ""` (lua5.4 -e "" alongside, for scale)
 #   (d) sparse: a 5-point Laplacian struct-for on a pointer->dense(16x16)
@@ -30,11 +30,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$ROOT"
 
-gcc -O3 -march=native -fopenmp bench/triad.c -o "$tmp/triad"
+gcc -O3 -march=native -ffp-contract=off -fopenmp bench/triad.c -o "$tmp/triad"
 gcc -O2 bench/startup.c -o "$tmp/startup"
-gcc -O3 -march=native -fopenmp bench/sparse_laplace.c -o "$tmp/sparse_laplace"
-gcc -O3 -march=native -fopenmp bench/sparse_activate.c -o "$tmp/sparse_activate"
-gcc -O3 -march=native -fopenmp bench/mpm88.c -o "$tmp/mpm88" -lm
+gcc -O3 -march=native -ffp-contract=off -fopenmp bench/sparse_laplace.c -o "$tmp/sparse_laplace"
+gcc -O3 -march=native -ffp-contract=off -fopenmp bench/sparse_activate.c -o "$tmp/sparse_activate"
+gcc -O3 -march=native -ffp-contract=off -fopenmp bench/mpm88.c -o "$tmp/mpm88" -lm
 
 # C, Lattice, three rounds: each side keeps its best median, so a burst of
 # other load on the machine (or a slow phase of the shared host) flatters neither.
@@ -141,11 +141,18 @@ when=$(date -u '+%Y-%m-%d %H:%M UTC')
   echo "- commit: $commit"
   echo "- build: $(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD/CMakeCache.txt" 2>/dev/null | head -1)"
   echo
+  echo "The C references are compiled with \`-ffp-contract=off\`: by default GCC fuses a"
+  echo "multiply and an add into one FMA (one rounding instead of two), which changes"
+  echo "results; Lattice rounds every operation (docs/arithmetic.md) unless a script"
+  echo "asks for fusing with \`lt.init{fma = true}\`. So both sides compute the same"
+  echo "numbers. (Fusing makes the sparse Laplacian of this page 10-15% faster on"
+  echo "either side: \`sum - 4*u\` becomes one instruction.)"
+  echo
   echo "## Dense triad"
   echo
   echo "\`a[i] = b[i] + s*c[i]\` over 2^24 f32 (192 MiB touched per call), $THREADS threads,"
   echo "median of $REPS calls after a warm-up. Reference: bench/triad.c,"
-  echo "\`gcc -O3 -march=native -fopenmp\`, OMP_NUM_THREADS=$THREADS; C and Lattice run"
+  echo "\`gcc -O3 -march=native -ffp-contract=off -fopenmp\`, OMP_NUM_THREADS=$THREADS; C and Lattice run"
   echo "alternately, three times each, and each keeps the best of its medians."
   echo
   echo "| | time | bandwidth |"
@@ -168,7 +175,7 @@ when=$(date -u '+%Y-%m-%d %H:%M UTC')
   echo "of $REPS calls after a warm-up (bench/sparse.lua). Reference: bench/sparse_laplace.c,"
   echo "the same layout by hand (a 256×256 table of block pointers, 16×16 blocks of"
   echo "{u, lap} cells; each block looks up its four neighbouring blocks in the table"
-  echo "once), \`gcc -O3 -march=native -fopenmp\`, OMP_NUM_THREADS=$THREADS. C and Lattice run"
+  echo "once), \`gcc -O3 -march=native -ffp-contract=off -fopenmp\`, OMP_NUM_THREADS=$THREADS. C and Lattice run"
   echo "alternately, three times each; each side keeps its best median."
   echo "Both lay their blocks out in"
   echo "memory in the order of the sweep (Lattice activates them one by one from Lua"
@@ -239,7 +246,7 @@ when=$(date -u '+%Y-%m-%d %H:%M UTC')
   echo "on a 128² grid, 50 substeps a frame of four kernels (clear the grid, P2G with"
   echo "atomic adds, grid update, G2P), $THREADS threads, median of $MPM_FRAMES frames after a first"
   echo "one. Reference: bench/mpm88.c, the same algorithm, constants and initial particles"
-  echo "by hand, \`gcc -O3 -march=native -fopenmp\` (\`#pragma omp atomic\` for the"
+  echo "by hand, \`gcc -O3 -march=native -ffp-contract=off -fopenmp\` (\`#pragma omp atomic\` for the"
   echo "scatter), OMP_NUM_THREADS=$THREADS. Both run three times, alternately; each keeps its"
   echo "best median (and Lattice its best first frame). The particles' mean positions after the run agree within 1e-3 (run.sh"
   echo "stops otherwise; atomic float adds make the last digits vary)."

@@ -3,7 +3,7 @@
 ** `lt.root:pointer(lt.ij, 256):dense(lt.ij, 16):place(v)` (v: f32): a 256 x 256
 ** table of block pointers, each with a lock, and a block allocator that hands
 ** out zeroed 16 x 16 blocks from a free list first, then from a bump pointer.
-**   gcc -O3 -march=native -fopenmp sparse_activate.c -o sparse_activate
+**   gcc -O3 -march=native -ffp-contract=off -fopenmp sparse_activate.c -o sparse_activate
 **   OMP_NUM_THREADS=2 ./sparse_activate [reps]
 ** Each repetition starts from an empty grid and writes W cells into each of
 ** the blocks of the 50% set (sparse_blocks.h, in drawn order), W consecutive

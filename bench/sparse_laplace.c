@@ -4,7 +4,7 @@
 ** a 256 x 256 table of block pointers (NULL = inactive) and 16 x 16 blocks of
 ** {u, lap} cells. Neighbours across a block border are found through the
 ** table; an inactive neighbour reads 0 (a shared zero block).
-**   gcc -O3 -march=native -fopenmp sparse_laplace.c -o sparse_laplace
+**   gcc -O3 -march=native -ffp-contract=off -fopenmp sparse_laplace.c -o sparse_laplace
 **   OMP_NUM_THREADS=2 ./sparse_laplace [reps]
 ** For 1%, 10% and 50% of the blocks active (sparse_blocks.h chooses them) it
 ** prints "laplace_c_ms PCT MS" (median of reps after a warm-up) and

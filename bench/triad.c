@@ -1,6 +1,6 @@
 /* triad.c -- reference for bench/run.sh: a[i] = b[i] + s*c[i] over 2^24
 ** floats with OpenMP, the same loop a Lattice kernel runs.
-**   gcc -O3 -march=native -fopenmp triad.c -o triad && OMP_NUM_THREADS=2 ./triad [reps]
+**   gcc -O3 -march=native -ffp-contract=off -fopenmp triad.c -o triad && OMP_NUM_THREADS=2 ./triad [reps]
 ** Prints "triad_ms <median of reps>" and a check value. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -602,6 +602,7 @@ ir_kernel *ir_kernel_clone(const ir_kernel *k) {
   nk->gtmp_size = k->gtmp_size;
   nk->offloaded = k->offloaded;
   nk->debug = k->debug;
+  nk->fma = k->fma;
   nk->next_id = k->next_id;
   for (int i = 0; i < k->nstrings; i++) ir_kernel_add_string(nk, k->strings[i]);
 

@@ -134,6 +134,8 @@ struct ir_kernel {
   int gtmp_size;                   /* bytes of global temporaries used (offload) */
   bool offloaded;                  /* the body holds only tasks */
   bool debug;                      /* bounds checks are emitted */
+  bool fma;                        /* float a * b + c may become one fused multiply-add
+                                      (lt.init{fma = true}; codegen only) */
   ir_arena *arena;
   int next_id;
   /* error unwinding: ir_fail longjmps to *on_error when set */

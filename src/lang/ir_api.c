@@ -51,6 +51,7 @@ static int l_builder_new(lua_State *L) {
   b->prog = p;
   b->k = ir_kernel_new(name, p->ir);
   b->k->debug = p->debug;
+  b->k->fma = p->fma;
   ir_builder_init(&b->b, b->k);
   return 1;
 }

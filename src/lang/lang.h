@@ -32,6 +32,7 @@ typedef struct {
                                       instance (in the pool); NULL for lt.tree
                                       types, whose instances are lang_instance */
   bool debug;
+  bool fma;                        /* lt.init{fma = true} */
   lang_compiled *compiled;         /* every kernel compiled for this program */
   struct rt_builtins *builtins;    /* random seed, launch counter, print buffer
                                       (builtins_host.c) */

@@ -75,13 +75,14 @@ static void program_free(lang_program *p) {
   lang_builtins_free(p);
 }
 
-/* core.program_new(arch, threads, debug, pool_bytes) -> program | nil, message.
+/* core.program_new(arch, threads, debug, pool_bytes, fma) -> program | nil, message.
 ** pool_bytes 0: JIT_SPARSE_DEFAULT_POOL. */
 static int l_program_new(lua_State *L) {
   const char *arch = luaL_checkstring(L, 1);
   int threads = (int)luaL_optinteger(L, 2, 0);
   bool debug = lua_toboolean(L, 3);
   lua_Integer pool = luaL_optinteger(L, 4, 0);
+  bool fma = lua_toboolean(L, 5);
   if (strcmp(arch, "cpu") != 0) {
     lua_pushnil(L);
     lua_pushfstring(L, "unknown arch '%s'", arch);
@@ -108,6 +109,7 @@ static int l_program_new(lua_State *L) {
   p->be->sparse = p->sparse;
   p->ir = ir_program_new();
   p->debug = debug;
+  p->fma = fma;
   return 1;
 }
 

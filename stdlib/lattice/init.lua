@@ -17,7 +17,7 @@ fieldm.set_tracer(T)
 
 local OPTIONS = { arch = "string", debug = "boolean", print_ir = "boolean", threads = "number",
   default_ip = "type", default_fp = "type", device_memory = "number",
-  seed = "number", print_buffer = "number" }
+  seed = "number", print_buffer = "number", fma = "boolean" }
 
 function lt.init(opts)
   opts = opts or {}
@@ -55,7 +55,7 @@ function lt.init(opts)
   if state.prog then core.program_free(state.prog) end
   state.prog = nil
   state.snode_cache = nil
-  local prog, err = core.program_new(arch, threads, opts.debug == true, pool)
+  local prog, err = core.program_new(arch, threads, opts.debug == true, pool, opts.fma == true)
   if not prog then state.raise("lt.init: " .. err) end
   local ok, berr = core.builtins_setup(prog, seed, pbuf)
   if not ok then state.raise("lt.init: " .. berr) end

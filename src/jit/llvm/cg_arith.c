@@ -125,6 +125,15 @@ static LLVMValueRef compare(cg *c, ir_op op, ir_type t, LLVMValueRef a, LLVMValu
 
 /* ---- binary ------------------------------------------------------------------------ */
 
+/* With lt.init{fma = true} a float multiply and the add or subtract that
+** uses it may become one fused multiply-add (one rounding instead of two;
+** the `contract` flag, nothing else of fast-math). Off by default: every
+** operation then rounds as docs/arithmetic.md and constant folding say. */
+static LLVMValueRef fused(cg *c, LLVMValueRef v) {
+  if (c->k->fma) LLVMSetFastMathFlags(v, LLVMFastMathAllowContract);
+  return v;
+}
+
 static LLVMValueRef binary(cg *c, ir_stmt *s) {
   ir_type t = s->ops[0]->type;
   LLVMValueRef a = cg_get(c, s->ops[0]), b = cg_get(c, s->ops[1]);
@@ -136,9 +145,9 @@ static LLVMValueRef binary(cg *c, ir_stmt *s) {
     cg_fail(c, s, "'%s' does not apply to booleans", ir_op_name(s->op));
   char name[64];
   switch (s->op) {
-  case IR_add: return f ? LLVMBuildFAdd(B, a, b, "") : LLVMBuildAdd(B, a, b, "");
-  case IR_sub: return f ? LLVMBuildFSub(B, a, b, "") : LLVMBuildSub(B, a, b, "");
-  case IR_mul: return f ? LLVMBuildFMul(B, a, b, "") : LLVMBuildMul(B, a, b, "");
+  case IR_add: return f ? fused(c, LLVMBuildFAdd(B, a, b, "")) : LLVMBuildAdd(B, a, b, "");
+  case IR_sub: return f ? fused(c, LLVMBuildFSub(B, a, b, "")) : LLVMBuildSub(B, a, b, "");
+  case IR_mul: return f ? fused(c, LLVMBuildFMul(B, a, b, "")) : LLVMBuildMul(B, a, b, "");
   case IR_div:
     if (!f) cg_fail(c, s, "'/' needs float operands after typecheck, got %s", ir_type_name(t));
     return LLVMBuildFDiv(B, a, b, "");
