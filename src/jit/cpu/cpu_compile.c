@@ -60,7 +60,7 @@ static bool build(const cpu_impl *im, ir_kernel *k, unsigned serial, LLVMContext
   LLVMSetModuleDataLayout(m->mod, dl);
   LLVMDisposeTargetData(dl);
   LLVMSetTarget(m->mod, im->triple);
-  bool ok = cg_optimize(m->mod, tm, err, errlen);
+  bool ok = cg_optimize(m->mod, tm, m->needs_runtime, err, errlen);
   if (ok && im->debug) {
     char *msg = NULL;
     if (LLVMVerifyModule(m->mod, LLVMReturnStatusAction, &msg)) {

@@ -278,13 +278,13 @@ void cg_module_free(cg_module *m) {
   m->ntasks = 0;
 }
 
-bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, char *err, size_t errlen) {
+bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, bool thorough, char *err, size_t errlen) {
   LLVMPassBuilderOptionsRef opt = LLVMCreatePassBuilderOptions();
   LLVMPassBuilderOptionsSetLoopVectorization(opt, 1);
   LLVMPassBuilderOptionsSetSLPVectorization(opt, 1);
   LLVMPassBuilderOptionsSetLoopInterleaving(opt, 1);
   LLVMPassBuilderOptionsSetLoopUnrolling(opt, 1);
-  LLVMErrorRef e = LLVMRunPasses(mod, "globaldce,default<O3>", tm, opt);
+  LLVMErrorRef e = LLVMRunPasses(mod, thorough ? "globaldce,default<O3>" : "globaldce,default<O2>", tm, opt);
   LLVMDisposePassBuilderOptions(opt);
   if (e) {
     char *m = LLVMGetErrorMessage(e);

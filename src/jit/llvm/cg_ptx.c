@@ -182,7 +182,7 @@ char *jit_emit_ptx(ir_kernel *k, const char *sm, char *err, size_t errlen) {
   LLVMDisposeTargetData(dl);
   LLVMSetTarget(m.mod, triple);
   LLVMMemoryBufferRef buf = NULL;
-  if (cg_optimize(m.mod, tm, err, errlen)) {
+  if (cg_optimize(m.mod, tm, true, err, errlen)) {
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, m.mod, LLVMAssemblyFile, &msg, &buf)) {
       snprintf(err, errlen, "PTX emission for kernel '%s' failed: %s", k->name, msg);
       LLVMDisposeMessage(msg);
