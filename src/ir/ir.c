@@ -254,6 +254,13 @@ void ir_remove(ir_stmt *s) {
   s->parent = NULL;
 }
 
+void ir_remap_operands(ir_stmt *s, ir_stmt *const *map, int n) {
+  for (int i = 0; i < s->nops; i++) {
+    ir_stmt *o = s->ops[i];
+    if (o && o->id >= 0 && o->id < n && map[o->id]) s->ops[i] = map[o->id];
+  }
+}
+
 void ir_replace_uses(ir_block *scope, ir_stmt *from, ir_stmt *to) {
   if (!scope) return;
   for (ir_stmt *s = scope->first; s; s = s->next) {

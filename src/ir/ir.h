@@ -184,6 +184,9 @@ void ir_insert_before(ir_stmt *pos, ir_stmt *s);
 void ir_insert_after(ir_stmt *pos, ir_stmt *s);
 void ir_remove(ir_stmt *s);                          /* unlink; memory stays in the arena */
 void ir_replace_uses(ir_block *scope, ir_stmt *from, ir_stmt *to);  /* in scope, recursively */
+/* Each operand o of s with o->id in [0, n) and map[o->id] set becomes map[o->id]
+** (passes that replace many statements at once keep such a map by id). */
+void ir_remap_operands(ir_stmt *s, ir_stmt *const *map, int n);
 
 /* Result type of op on operand types a, b (b ignored for unary ops), by the
 ** promotion rules of docs/language.md: i1 for comparisons, float for div/pow,

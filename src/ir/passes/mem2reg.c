@@ -329,10 +329,7 @@ static bool fwd_block(m2r *st, ir_block *blk, ir_stmt **state) {
   ir_stmt *next;
   for (ir_stmt *s = blk ? blk->first : NULL; s; s = next) {
     next = s->next;
-    for (int i = 0; i < s->nops; i++) {
-      ir_stmt *o = s->ops[i];
-      if (o && o->id >= 0 && o->id < st->n && st->repl[o->id]) s->ops[i] = st->repl[o->id];
-    }
+    ir_remap_operands(s, st->repl, st->n);
     int sl = s->nops > 0 ? slot_of(st, s->ops[0]) : -1;
     unsigned f = ir_op_flags(s->op);
     if (s->op == IR_alloca && slot_of(st, s) >= 0) {

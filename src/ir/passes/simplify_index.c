@@ -303,10 +303,7 @@ static void simp_block(simp *st, ir_block *blk) {
   ir_stmt *next;
   for (ir_stmt *s = blk ? blk->first : NULL; s; s = next) {
     next = s->next;
-    for (int i = 0; i < s->nops; i++) {
-      ir_stmt *o = s->ops[i];
-      if (o && o->id >= 0 && o->id < st->n && st->repl[o->id]) s->ops[i] = st->repl[o->id];
-    }
+    ir_remap_operands(s, st->repl, st->n);
     if (s->id >= 0 && s->id < st->n) {
       st->r[s->id] = compute(st, s); /* the value stays what it is: so does its range */
       bool removed = false;
