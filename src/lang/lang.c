@@ -85,6 +85,7 @@ int luaopen_lattice(lua_State *L) {
   lang_open_tree(L);
   lang_open_ndarray(L);
   lang_open_builtins(L);
+  lang_open_cuda(L);
   lua_setfield(L, -2, "lattice.core");
   lua_pop(L, 1);
   if (luaopen_lattice_image) {

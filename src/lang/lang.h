@@ -66,6 +66,7 @@ void lang_open_kernel(lua_State *L);
 void lang_open_tree(lua_State *L);      /* tree_api.c */
 void lang_open_ndarray(lua_State *L);   /* ndarray.c */
 void lang_open_builtins(lua_State *L);  /* builtins_host.c */
+void lang_open_cuda(lua_State *L);      /* cuda_api.c */
 
 /* builtins_host.c: the program's rt_builtins around a launch. begin counts
 ** the launch and empties the print buffer (NULL before builtins_setup);

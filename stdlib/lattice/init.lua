@@ -34,8 +34,19 @@ function lt.init(opts)
     if not ok then state.raise("lt.init: option '" .. k .. "' must be a " .. want) end
   end
   local arch = opts.arch or "cpu"
-  if arch == "cuda" then state.raise("lt.init: the CUDA backend is not available yet; use arch = \"cpu\"") end
-  if arch ~= "cpu" then state.raise("lt.init: unknown arch '" .. arch .. "' (use \"cpu\")") end
+  if arch == "cuda" or arch == "auto" then
+    -- the driver is loaded at run time: a machine without a GPU still runs the CPU backend
+    local gpu, why = core.cuda_probe()
+    if arch == "cuda" then
+      if not gpu then
+        state.raise("lt.init: arch \"cuda\" is not available: " .. why .. "; use arch = \"cpu\" (or \"auto\")")
+      end
+      state.raise(("lt.init: found %s (sm_%d), but the CUDA backend cannot run kernels yet; use arch = \"cpu\" "
+        .. "(or \"auto\")"):format(gpu.name, gpu.sm))
+    end
+    arch = "cpu"   -- auto: CUDA when the backend can run on this machine; not yet, so the CPU
+  end
+  if arch ~= "cpu" then state.raise("lt.init: unknown arch '" .. arch .. "' (use \"cpu\", \"cuda\" or \"auto\")") end
   local ip, fp = opts.default_ip or types.by_name.i32, opts.default_fp or types.by_name.f32
   if not ip.is_int or ip.name == "i1" then state.raise("lt.init: default_ip must be an integer type such as lt.i32") end
   if not fp.is_float then state.raise("lt.init: default_fp must be lt.f32 or lt.f64") end

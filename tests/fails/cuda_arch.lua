@@ -1,3 +1,3 @@
--- error: cuda_arch.lua:3: lt.init: the CUDA backend is not available yet
+-- error: use arch = "cpu" (or "auto")
 local lt = require "lattice"
 lt.init { arch = "cuda" }

@@ -1,0 +1,50 @@
+/*
+** cuda_api.c -- core.cuda_probe: whether this machine can run the CUDA
+** backend, for lt.init{arch = "cuda" | "auto"}. The driver is loaded once per
+** process (src/jit/cuda/cuda_driver.c) and stays loaded.
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "jit/cuda/cuda_driver.h"
+#include "lang.h"
+
+static cuda_driver driver;
+static cuda_device_info device;
+static char probe_err[512];
+static bool probe_ok;
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+
+static void probe(void) {
+  const char *path = getenv("LT_CUDA_DRIVER");   /* tests point this at other libraries */
+  probe_ok = cuda_driver_load(&driver, path && *path ? path : NULL, probe_err, sizeof probe_err) &&
+             cuda_probe(&driver, &device, probe_err, sizeof probe_err);
+}
+
+/* core.cuda_probe() -> {name, sm, multiprocessors, memory, driver} | nil, reason */
+static int l_cuda_probe(lua_State *L) {
+  pthread_once(&probe_once, probe);
+  if (!probe_ok) {
+    lua_pushnil(L);
+    lua_pushstring(L, probe_err);
+    return 2;
+  }
+  lua_createtable(L, 0, 5);
+  lua_pushstring(L, device.name);
+  lua_setfield(L, -2, "name");
+  lua_pushinteger(L, device.sm);
+  lua_setfield(L, -2, "sm");
+  lua_pushinteger(L, device.multiprocessors);
+  lua_setfield(L, -2, "multiprocessors");
+  lua_pushinteger(L, (lua_Integer)device.memory);
+  lua_setfield(L, -2, "memory");
+  lua_pushinteger(L, device.driver_version);
+  lua_setfield(L, -2, "driver");
+  return 1;
+}
+
+void lang_open_cuda(lua_State *L) {
+  static const luaL_Reg fns[] = {{"cuda_probe", l_cuda_probe}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}
