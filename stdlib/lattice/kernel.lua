@@ -259,19 +259,28 @@ local function prepare(k)
   end
 end
 
+-- What trace takes for an argument of type t (a tree type, an ndarray type,
+-- a vector/matrix/struct type or a scalar type), and its part of the
+-- signature key the cache is indexed by. One function for __call and
+-- K:compile, so a kernel compiled ahead is found by its first call.
+local treem_   -- lattice.tree, required on first use (it requires this module)
+local function signature_part(t)
+  treem_ = treem_ or require "lattice.tree"
+  if treem_.is_type(t) then return { tree = t }, "tree#" .. t.serial end
+  if ndm.is_type(t) then return { ndarray = t }, t.key end
+  if t.leaf_types and not types.is_type(t) then return t, tostring(t) end
+  return t, t.name
+end
+
 -- The argument types from the annotations alone, and the signature key
 -- __call would make for them; nil and the name of the first argument without
 -- an annotation when there is one.
 local function declared_signature(k)
-  local treem = require "lattice.tree"
   local tys, key = {}, {}
   for i, p in ipairs(k.params) do
     local t = k.argtypes[p]
     if t == nil then return nil, p end
-    if treem.is_type(t) then tys[i], key[i] = { tree = t }, "tree#" .. t.serial
-    elseif ndm.is_type(t) then tys[i], key[i] = { ndarray = t }, t.key
-    elseif t.leaf_types and not types.is_type(t) then tys[i], key[i] = t, tostring(t)
-    else tys[i], key[i] = t, t.name end
+    tys[i], key[i] = signature_part(t)
   end
   return tys, table.concat(key, ",")
 end
@@ -326,7 +335,7 @@ function K:__call(...)
       by_type[t] = p
       insts = insts or {}
       insts[#insts + 1] = v._ud
-      tys[i], key[i] = { tree = t }, "tree#" .. t.serial
+      tys[i], key[i] = signature_part(t)
       goto continue
     end
     if ndm.is_type(t) or (t == nil and ndm.is_ndarray(v)) then
@@ -337,7 +346,7 @@ function K:__call(...)
           ndm.is_ndarray(v) and tostring(v) or ("a " .. type(v))))
       end
       ndm.launch_values(v, vals)
-      tys[i], key[i] = { ndarray = t }, t.key
+      tys[i], key[i] = signature_part(t)
       goto continue
     end
     if t and t.leaf_types and not types.is_type(t) then        -- vector/matrix/struct argument
@@ -351,7 +360,7 @@ function K:__call(...)
         end
         vals[#vals + 1] = x
       end
-      tys[i], key[i] = t, tostring(t)
+      tys[i], key[i] = signature_part(t)
       goto continue
     end
     if type(v) == "table" and not t then
@@ -377,7 +386,8 @@ function K:__call(...)
       end
       v = iv
     end
-    vals[#vals + 1], tys[i], key[i] = v, t, t.name
+    vals[#vals + 1] = v
+    tys[i], key[i] = signature_part(t)
     ::continue::
   end
   if #vals > 16 then
