@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "mpm88_init.h"
+#include "timing.h"
 
 enum { NP = MPM_NP, NG = MPM_NG, SUBSTEPS = 50 };
 
@@ -24,17 +25,6 @@ static const int bound = 3;
 
 static float x[NP][2], v[NP][2], C[NP][4], J[NP];   /* C row-major: c00 c01 c10 c11 */
 static float grid_v[NG][NG][2], grid_m[NG][NG];
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *a, const void *b) {
-  double p = *(const double *)a, q = *(const double *)b;
-  return (p > q) - (p < q);
-}
 
 /* The 3x3 cells around particle p: the lower corner, the fractional
 ** position and the quadratic B-spline weights along each axis. */
@@ -143,8 +133,7 @@ int main(int argc, char **argv) {
   }
   double mx = 0, my = 0;
   for (int p = 0; p < NP; p++) mx += x[p][0], my += x[p][1];
-  qsort(t, (size_t)frames, sizeof *t, cmp);
-  printf("mpm88_c_ms %.4f\n", t[frames / 2]);
+  printf("mpm88_c_ms %.4f\n", median(t, frames));
   printf("mpm88_c_mean_x %.6f\nmpm88_c_mean_y %.6f\n", mx / NP, my / NP);
   free(t);
   return 0;

@@ -1,6 +1,6 @@
 /* sparse_blocks.h -- shared by the sparse C references of bench/run.sh: the
 ** grid (a 4096 x 4096 domain in 16 x 16 blocks), the seeded choice of active
-** blocks and small timing helpers. bench/sparse.lua makes the same choice
+** blocks and small helpers (timing: timing.h). bench/sparse.lua makes the same choice
 ** with the same generator, so both sides work on the same blocks; the
 ** checksums they print prove it. */
 #ifndef SPARSE_BLOCKS_H
@@ -11,30 +11,16 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "timing.h"
+
 #define N 4096                  /* cells along each axis */
 #define B 16                    /* cells along each axis of a block */
 #define NB (N / B)              /* blocks along each axis: the pointer table is NB x NB */
 #define SEED 2463534242u
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
 static int cmp_int(const void *x, const void *y) {
   int a = *(const int *)x, b = *(const int *)y;
   return (a > b) - (a < b);
-}
-
-static double median(double *t, int n) {
-  qsort(t, (size_t)n, sizeof *t, cmp_double);
-  return t[n / 2];
 }
 
 static void *xmalloc(size_t n) {

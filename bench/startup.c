@@ -9,18 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "timing.h"
+
 extern char **environ;
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
 
 int main(int argc, char **argv) {
   if (argc < 3) { fprintf(stderr, "usage: startup REPS command [args...]\n"); return 2; }
@@ -43,8 +34,7 @@ int main(int argc, char **argv) {
     }
     if (r >= 0) t[r] = now_ms() - t0;
   }
-  qsort(t, (size_t)reps, sizeof *t, cmp);
-  printf("startup_ms %.3f\n", t[reps / 2]);
+  printf("startup_ms %.3f\n", median(t, reps));
   posix_spawn_file_actions_destroy(&fa);
   free(t);
   return 0;

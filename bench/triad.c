@@ -6,18 +6,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "timing.h"
+
 #define N (1 << 24)
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
 
 int main(int argc, char **argv) {
   int reps = argc > 1 ? atoi(argv[1]) : 15;
@@ -37,8 +28,7 @@ int main(int argc, char **argv) {
     double dt = now_ms() - t0;
     if (r >= 0) t[r] = dt;
   }
-  qsort(t, (size_t)reps, sizeof *t, cmp);
-  printf("triad_ms %.4f\n", t[reps / 2]);
+  printf("triad_ms %.4f\n", median(t, reps));
   printf("check %.1f\n", (double)a[N - 1]); /* (2^24-1) % 1000 = 215: 107.5 + 3 */
   free(a); free(b); free(c); free(t);
   return 0;
