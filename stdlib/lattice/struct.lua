@@ -84,16 +84,23 @@ function methods.leaf_paths(st)
   return out
 end
 
--- A struct value from its flat scalar components.
-function methods.from_flat(st, elems)
-  local v, k = {}, 1
+-- {member = value} from flat scalar components: a scalar member takes its
+-- component, a composite one build(type, its components).
+local function split_members(st, flat, build)
+  local out, k = {}, 1
   for _, name in ipairs(st.names) do
     local t = st.types[name]
     local n = leaf_count(t)
-    if is_scalar_type(t) then v[name] = elems[k]
-    else v[name] = t:from_flat({ table.unpack(elems, k, k + n - 1) }) end
+    if is_scalar_type(t) then out[name] = flat[k]
+    else out[name] = build(t, { table.unpack(flat, k, k + n - 1) }) end
     k = k + n
   end
+  return out
+end
+
+-- A struct value from its flat scalar components.
+function methods.from_flat(st, elems)
+  local v = split_members(st, elems, function(t, e) return t:from_flat(e) end)
   return setmetatable({ _st = st, _v = v }, SVal)
 end
 
@@ -141,15 +148,7 @@ function methods.from_lua(st, v, what)
 end
 
 function methods.to_lua(st, flat)
-  local out, k = {}, 1
-  for _, name in ipairs(st.names) do
-    local t = st.types[name]
-    local n = leaf_count(t)
-    if is_scalar_type(t) then out[name] = flat[k]
-    else out[name] = t:to_lua({ table.unpack(flat, k, k + n - 1) }) end
-    k = k + n
-  end
-  return out
+  return split_members(st, flat, function(t, e) return t:to_lua(e) end)
 end
 
 function methods.component_slot() return nil end
