@@ -2,6 +2,8 @@
 -- a small kernel is compared with a golden file (LT_BLESS=1 rewrites it).
 local lt = require "lattice"
 lt.init {}
+package.path = "lib/?.lua;" .. package.path
+local C = require "check"
 
 local failures = 0
 local function check(what, ok, detail)
@@ -40,22 +42,7 @@ check("traced range_for", sections[1].body:find("range_for", 1, true) ~= nil, se
 
 -- golden snapshot of the final IR
 local final = sections[#sections].body .. "\n"
-local dir = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-local path = dir .. "golden/saxpy_final.txt"
-if os.getenv("LT_BLESS") == "1" then
-  local f = assert(io.open(path, "w"))
-  f:write(final)
-  f:close()
-  print("blessed " .. path)
-else
-  local f = io.open(path, "r")
-  check("golden file exists (run with LT_BLESS=1 to create it)", f ~= nil, path)
-  if f then
-    local want = f:read("a")
-    f:close()
-    check("final IR matches " .. path, want == final, "\n--- got\n" .. final .. "--- want\n" .. want)
-  end
-end
+C.golden("saxpy_final.txt", final)
 
 -- print_ir = true prints the same text while compiling (checked in a child
 -- process when the build directory is known, as under ctest)
@@ -86,4 +73,5 @@ local fresh = lt.kernel(function() end)
 check("ir before compile errors", not pcall(fresh.ir, fresh))
 
 if failures > 0 then error(failures .. " IR output checks failed") end
+C.finish("ir_output")
 print("ir_output: ok")

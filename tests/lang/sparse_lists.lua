@@ -4,6 +4,8 @@
 -- clear_list/listgen tasks in front of the task_struct_for.
 local lt = require "lattice"
 lt.init {}
+package.path = "lib/?.lua;" .. package.path
+local C = require "check"
 local x = lt.field(lt.i32)
 lt.root:pointer(lt.ij, 4):dense(lt.ij, 8):place(x)
 local total = lt.field(lt.i64, {})
@@ -51,17 +53,6 @@ local b = off:find("task_listgen S0root->S1pointer", 1, true)
 local c = off:find("task_listgen S1pointer->S2dense", 1, true)
 local d = off:find("task_struct_for S2dense", 1, true)
 assert(a and b and c and d and a < b and b < c and c < d, "list tasks before the struct-for:\n" .. off)
-local dir = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-local path = dir .. "golden/sparse_structfor_final.txt"
-if os.getenv("LT_BLESS") == "1" then
-  local f = assert(io.open(path, "w"))
-  f:write(final)
-  f:close()
-  print("blessed " .. path)
-else
-  local f = assert(io.open(path, "r"), "golden file missing (run with LT_BLESS=1): " .. path)
-  local want = f:read("a")
-  f:close()
-  assert(want == final, "final IR differs from " .. path .. "\n--- got\n" .. final .. "--- want\n" .. want)
-end
+C.golden("sparse_structfor_final.txt", final)
+C.finish("sparse_lists")
 print("sparse_lists: ok")

@@ -23,6 +23,25 @@ function T.check_error(what, fn, text)
   end
 end
 
+-- text must equal tests/lang/golden/NAME; with LT_BLESS=1 it is written there
+-- instead (review the diff before committing it).
+function T.golden(name, text)
+  local dir = debug.getinfo(1, "S").source:match("^@(.*/)lib/") or "./"
+  local path = dir .. "golden/" .. name
+  if os.getenv("LT_BLESS") == "1" then
+    local f = assert(io.open(path, "w"))
+    f:write(text)
+    f:close()
+    print("blessed " .. path)
+    return
+  end
+  local f = io.open(path, "r")
+  if not f then return T.fail("golden file " .. path .. " is missing (run with LT_BLESS=1 to create it)") end
+  local want = f:read("a")
+  f:close()
+  if want ~= text then T.fail(path .. " differs\n--- got\n" .. text .. "--- want\n" .. want) end
+end
+
 function T.finish(label)
   if T.failures > 0 then error(("%d %s checks failed"):format(T.failures, label), 2) end
 end
