@@ -62,38 +62,23 @@ static void simplify(pipeline *p) {
   }
 }
 
-bool ir_compile(ir_kernel *k, bool verify, ir_dump_fn dump, void *ud) {
-  pipeline p = {k, verify, dump, ud, false};
-  jmp_buf jb, *saved = k->on_error;
-  k->on_error = &jb;
-  if (setjmp(jb)) {
-    k->on_error = saved;
-    return false;
-  }
-  k->error[0] = 0;
-  RUN(&p, typecheck);
-  RUN(&p, mem2reg);        /* kernel-level locals read by parallel loops become values */
-  simplify(&p);
-  RUN(&p, offload);
-  RUN(&p, reduce);
-  RUN(&p, demote_atomics); /* serial tasks need no atomics */
-  RUN(&p, mem2reg);        /* locals are private to their task now */
-  RUN(&p, simplify_index); /* task bounds give index ranges */
-  RUN(&p, licm);
-  simplify(&p);
-  k->on_error = saved;
-  return true;
+/* The whole pipeline (ir_compile). */
+static void full_pipeline(pipeline *p, const char *unused) {
+  (void)unused;
+  RUN(p, typecheck);
+  RUN(p, mem2reg);        /* kernel-level locals read by parallel loops become values */
+  simplify(p);
+  RUN(p, offload);
+  RUN(p, reduce);
+  RUN(p, demote_atomics); /* serial tasks need no atomics */
+  RUN(p, mem2reg);        /* locals are private to their task now */
+  RUN(p, simplify_index); /* task bounds give index ranges */
+  RUN(p, licm);
+  simplify(p);
 }
 
-bool ir_run_passes(ir_kernel *k, const char *list, bool verify, ir_dump_fn dump, void *ud) {
-  pipeline p = {k, verify, dump, ud, false};
-  jmp_buf jb, *saved = k->on_error;
-  k->on_error = &jb;
-  if (setjmp(jb)) {
-    k->on_error = saved;
-    return false;
-  }
-  k->error[0] = 0;
+/* The passes named in a comma-separated list (ir_run_passes). */
+static void listed_passes(pipeline *p, const char *list) {
   const char *s = list ? list : "";
   while (*s) {
     while (*s == ',' || *s == ' ') s++;
@@ -110,10 +95,33 @@ bool ir_run_passes(ir_kernel *k, const char *list, bool verify, ir_dump_fn dump,
 #define P(pname, doc) strcat(known, " " #pname);
       IR_PASSES(P)
 #undef P
-      ir_fail(k, (ir_loc){0}, "unknown pass '%s' (passes:%s)", name, known);
+      ir_fail(p->k, (ir_loc){0}, "unknown pass '%s' (passes:%s)", name, known);
     }
-    run_one(&p, name, fn);
+    run_one(p, name, fn);
   }
+}
+
+/* Runs body with k's errors caught: false (message in k->error) when a pass
+** or ir_fail gave up. */
+static bool guarded(ir_kernel *k, bool verify, ir_dump_fn dump, void *ud,
+                    void (*body)(pipeline *, const char *), const char *list) {
+  pipeline p = {k, verify, dump, ud, false};
+  jmp_buf jb, *saved = k->on_error;
+  k->on_error = &jb;
+  if (setjmp(jb)) {
+    k->on_error = saved;
+    return false;
+  }
+  k->error[0] = 0;
+  body(&p, list);
   k->on_error = saved;
   return true;
+}
+
+bool ir_compile(ir_kernel *k, bool verify, ir_dump_fn dump, void *ud) {
+  return guarded(k, verify, dump, ud, full_pipeline, NULL);
+}
+
+bool ir_run_passes(ir_kernel *k, const char *list, bool verify, ir_dump_fn dump, void *ud) {
+  return guarded(k, verify, dump, ud, listed_passes, list);
 }
