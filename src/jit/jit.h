@@ -51,10 +51,36 @@ typedef struct jit_sparse jit_sparse;  /* jit_sparse.h */
 
 typedef struct jit_pending jit_pending;   /* a compilation under way */
 
+struct rt_runtime;
+struct rt_request;   /* src/runtime/service.h */
+
+/* ---- device memory --------------------------------------------------------
+** Fields, the sparse runtime's pool and ndarrays live in the memory kernels
+** see: host memory on the CPU (host_memory true: the functions below are
+** memcpy and a device address may be dereferenced), GPU memory on CUDA
+** (reached only through these copies; never dereference a device address on
+** the host unless be->host_memory). Device addresses are typed char *.
+** Every function returns false (or NULL) on failure with the reason in
+** be->error; on CUDA a failure can mean the context was lost, after which
+** every later call fails too. */
+
 typedef struct jit_backend jit_backend;
 struct jit_backend {
   const char *name;             /* "cpu", "cuda" */
   int threads;
+  bool host_memory;
+  /* zeroed memory; mem_free takes the size given to mem_alloc */
+  char *(*mem_alloc)(jit_backend *be, uint64_t bytes);
+  void (*mem_free)(jit_backend *be, char *p, uint64_t bytes);
+  bool (*mem_read)(jit_backend *be, void *dst, const char *src, size_t n);
+  bool (*mem_write)(jit_backend *be, char *dst, const void *src, size_t n);
+  bool (*mem_zero)(jit_backend *be, char *dst, size_t n);
+  /* Runs rt_serve(rt, req) (src/runtime/service.h) where the memory is: a
+  ** direct call on the CPU; one GPU thread on CUDA, req copied there and back. */
+  bool (*serve)(jit_backend *be, struct rt_runtime *rt, struct rt_request *req);
+  char error[512];              /* why the last call above or launch failed */
+  uint64_t default_pool;        /* pool bytes when lt.init sets no device_memory */
+  uint64_t memory_bytes;        /* the device's memory (device_memory_fraction) */
   /* The program's pool and sparse runtime (set by the front end after
   ** creation): launch uses it for list tasks, list reuse and GC, and sets
   ** rt_context.runtime from it. */
@@ -80,6 +106,11 @@ struct jit_backend {
 
 /* threads <= 0: one per core. */
 jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen);
+
+/* The CUDA backend on device 0, the driver loaded from driver_path (NULL:
+** "libcuda.so.1"); NULL with the reason in err (no driver, no GPU, a GPU
+** older than sm_70, no NVPTX target in this LLVM). src/jit/cuda. */
+jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, size_t errlen);
 
 /* Emits PTX text for sm_XX from the same code generator (malloc'd string),
 ** or NULL with a message in err. Used by tests and by the CUDA backend. */
