@@ -43,8 +43,7 @@ void cuda_driver_unload(cuda_driver *d) {
   memset(d, 0, sizeof *d);
 }
 
-/* "call failed: <driver's text> (error N)" */
-static bool failed(cuda_driver *d, CUresult r, const char *call, char *err, size_t errlen) {
+bool cuda_error(cuda_driver *d, CUresult r, const char *call, char *err, size_t errlen) {
   const char *text = NULL;
   if (d->cuGetErrorString) d->cuGetErrorString(r, &text);
   snprintf(err, errlen, "%s failed: %s (CUDA error %d)", call, text ? text : "unknown error", r);
@@ -54,17 +53,17 @@ static bool failed(cuda_driver *d, CUresult r, const char *call, char *err, size
 bool cuda_probe(cuda_driver *d, cuda_device_info *info, char *err, size_t errlen) {
   memset(info, 0, sizeof *info);
   CUresult r = d->cuInit(0);
-  if (r) return failed(d, r, "cuInit", err, errlen);
+  if (r) return cuda_error(d, r, "cuInit", err, errlen);
   d->cuDriverGetVersion(&info->driver_version);
   int count = 0;
-  if ((r = d->cuDeviceGetCount(&count))) return failed(d, r, "cuDeviceGetCount", err, errlen);
+  if ((r = d->cuDeviceGetCount(&count))) return cuda_error(d, r, "cuDeviceGetCount", err, errlen);
   if (count < 1) {
     snprintf(err, errlen, "the NVIDIA driver reports no GPU");
     return false;
   }
   CUdevice dev;
-  if ((r = d->cuDeviceGet(&dev, 0))) return failed(d, r, "cuDeviceGet", err, errlen);
-  if ((r = d->cuDeviceGetName(info->name, (int)sizeof info->name, dev))) return failed(d, r, "cuDeviceGetName", err, errlen);
+  if ((r = d->cuDeviceGet(&dev, 0))) return cuda_error(d, r, "cuDeviceGet", err, errlen);
+  if ((r = d->cuDeviceGetName(info->name, (int)sizeof info->name, dev))) return cuda_error(d, r, "cuDeviceGetName", err, errlen);
   int major = 0, minor = 0;
   d->cuDeviceGetAttribute(&major, CU_ATTR_COMPUTE_CAPABILITY_MAJOR, dev);
   d->cuDeviceGetAttribute(&minor, CU_ATTR_COMPUTE_CAPABILITY_MINOR, dev);

@@ -20,7 +20,25 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 typedef uint64_t CUdeviceptr;
+
+enum {                                      /* CUresult values the backend tells apart */
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_NOT_FOUND = 500,
+  CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+  CUDA_ERROR_LAUNCH_FAILED = 719,
+};
+
+enum {                                      /* CUjit_option values (cuModuleLoadDataEx) */
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+};
+
+enum {                                      /* CUfunction_attribute */
+  CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+};
 
 enum {                                      /* CUdevice_attribute values used here */
   CU_ATTR_MULTIPROCESSOR_COUNT = 16,
@@ -47,11 +65,18 @@ enum {                                      /* CUdevice_attribute values used he
   _(cuMemGetInfo, "cuMemGetInfo_v2", CUresult, (size_t *free_bytes, size_t *total))           \
   _(cuMemcpyHtoD, "cuMemcpyHtoD_v2", CUresult, (CUdeviceptr dst, const void *src, size_t n))   \
   _(cuMemcpyDtoH, "cuMemcpyDtoH_v2", CUresult, (void *dst, CUdeviceptr src, size_t n))         \
+  _(cuMemcpyDtoD, "cuMemcpyDtoD_v2", CUresult, (CUdeviceptr dst, CUdeviceptr src, size_t n))   \
   _(cuMemsetD8, "cuMemsetD8_v2", CUresult, (CUdeviceptr dst, unsigned char v, size_t n))       \
   _(cuModuleLoadDataEx, "cuModuleLoadDataEx", CUresult,                                        \
     (CUmodule *m, const void *image, unsigned nopts, int *opts, void **values))               \
   _(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule m))                                  \
   _(cuModuleGetFunction, "cuModuleGetFunction", CUresult, (CUfunction *f, CUmodule m, const char *name)) \
+  _(cuFuncGetAttribute, "cuFuncGetAttribute", CUresult, (int *v, int attr, CUfunction f))    \
+  _(cuEventCreate, "cuEventCreate", CUresult, (CUevent *e, unsigned flags))                    \
+  _(cuEventRecord, "cuEventRecord", CUresult, (CUevent e, CUstream s))                         \
+  _(cuEventSynchronize, "cuEventSynchronize", CUresult, (CUevent e))                           \
+  _(cuEventElapsedTime, "cuEventElapsedTime", CUresult, (float *ms, CUevent a, CUevent b))     \
+  _(cuEventDestroy, "cuEventDestroy_v2", CUresult, (CUevent e))                                \
   _(cuLaunchKernel, "cuLaunchKernel", CUresult,                                                \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
      unsigned shared_bytes, CUstream stream, void **params, void **extra))
@@ -77,6 +102,9 @@ typedef struct {
 ** missing entry point). */
 bool cuda_driver_load(cuda_driver *d, const char *path, char *err, size_t errlen);
 void cuda_driver_unload(cuda_driver *d);
+
+/* err = "call failed: <the driver's text> (CUDA error N)"; returns false. */
+bool cuda_error(cuda_driver *d, CUresult r, const char *call, char *err, size_t errlen);
 
 /* Initialises the driver and describes device 0; false with the reason in
 ** err (cuInit failed, no device, a device older than sm_70). */
