@@ -37,12 +37,17 @@ typedef struct {
   int64_t child_offset;
 } jit_task;
 
+/* Fills t's kind, range and (sparse tasks) SNode fields from task s of k;
+** fn is the backend's to set (jit_task.c). */
+void jit_task_describe(jit_task *t, ir_kernel *k, ir_stmt *s);
+
 typedef struct jit_kernel jit_kernel;
 struct jit_kernel {
   const char *name;
   int ntasks;
   jit_task *tasks;
   bool needs_runtime;           /* some task uses rt_context.runtime (sparse SNodes) */
+  int64_t gtmp_bytes;           /* size of the global temporaries (rt_context.gtmp) */
   void *impl;                   /* backend-private (e.g. the ORC resource tracker) */
   double compile_ms;            /* LLVM optimisation + code generation */
 };

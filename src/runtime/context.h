@@ -20,7 +20,8 @@
   _(RUNTIME, "the sparse runtime failed (jit_sparse_take_error has the message)") \
   _(APPEND, "append to a full dynamic list")                     \
   _(NDINDEX, "ndarray index out of range")                        \
-  _(ASSERT, "lt.assert failed")
+  _(ASSERT, "lt.assert failed")                                   \
+  _(DEVICE, "the device failed (jit_backend.error has the message)")
 
 typedef enum {
 #define E(name, text) RT_ERR_##name,

@@ -177,20 +177,6 @@ static void *object_thread(void *arg) {
 
 /* ---- the second half: into the JIT --------------------------------------------------- */
 
-/* What the launcher needs to run a sparse task (cpu_sparse.c). */
-static void sparse_fields(ir_kernel *k, ir_stmt *s, jit_task *t) {
-  t->snode = t->parent = t->tree = t->root = -1;
-  if (!cg_is_sparse_task(s->op) || !k->prog || s->aux < 0 || s->aux >= k->prog->nsnodes) return;
-  const ir_snode *sn = k->prog->snodes[s->aux];
-  const ir_snode *r = sn;
-  while (r->parent) r = r->parent;
-  t->snode = sn->id;
-  t->parent = sn->parent ? sn->parent->id : -1;
-  t->tree = sn->tree;
-  t->root = r->id;
-  t->child_offset = sn->offset;
-}
-
 /* Links p's object; frees p. */
 static jit_kernel *link_object(jit_pending *p, char *err, size_t errlen) {
   cpu_impl *im = p->im;
@@ -218,10 +204,8 @@ static jit_kernel *link_object(jit_pending *p, char *err, size_t errlen) {
     LLVMOrcExecutorAddress addr = 0;
     e = LLVMOrcLLJITLookup(im->jit, &addr, p->m.names[i]);
     if (e) break;
-    tasks[i].kind = s->op;
-    tasks[i].range = s->range;
+    jit_task_describe(&tasks[i], k, s);
     tasks[i].fn = (jit_task_fn)(uintptr_t)addr;
-    sparse_fields(k, s, &tasks[i]);
   }
   if (e) {
     cpu_llvm_error(e, "JIT linking failed", err, errlen);
@@ -236,6 +220,7 @@ static jit_kernel *link_object(jit_pending *p, char *err, size_t errlen) {
   jk->ntasks = p->m.ntasks;
   jk->tasks = tasks;
   jk->needs_runtime = p->m.needs_runtime;
+  jk->gtmp_bytes = k->gtmp_size;
   jk->impl = rt;
   jk->compile_ms = now_ms() - p->t0;
 done:

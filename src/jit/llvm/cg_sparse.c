@@ -365,7 +365,9 @@ static void gc(cg *c, ir_stmt *task, LLVMValueRef rt, LLVMValueRef id, LLVMValue
   sp_call_rt(c, task, "rt_gc_stage1", a0, 2);
   LLVMBuildBr(B, done);
   LLVMPositionBuilderAtEnd(B, s2);
-  LLVMValueRef a2[6] = {rt, id, worker, nworkers, i32c(c, 0), i32c(c, 1)};
+  LLVMValueRef lane = i32c(c, 0), nlanes = i32c(c, 1);
+  if (c->target->gc_lanes) c->target->gc_lanes(c, &lane, &nlanes);
+  LLVMValueRef a2[6] = {rt, id, worker, nworkers, lane, nlanes};
   sp_call_rt(c, task, "rt_gc_stage2", a2, 6);
   LLVMBuildBr(B, done);
   LLVMPositionBuilderAtEnd(B, done);

@@ -36,6 +36,9 @@ typedef struct cg_target {
   /* Called once per task after its function is complete (may be NULL):
   ** NVPTX wraps it in a kernel entry. */
   void (*finish_task)(cg *c, LLVMValueRef fn, ir_stmt *task, int index);
+  /* GC stage 2's lanes (allocator.h): the threads of a GPU block zero one
+  ** cell together. NULL: one lane (lane 0 of 1). */
+  void (*gc_lanes)(cg *c, LLVMValueRef *lane, LLVMValueRef *nlanes);
 } cg_target;
 
 /* The result of cg_build. */
@@ -69,6 +72,18 @@ bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, bool thorough, char
 ** cg_runtime_link links a fresh copy into mod with internal linkage. */
 bool cg_runtime_check(const cg_target *t, char *err, size_t errlen);
 bool cg_runtime_link(const cg_target *t, LLVMModuleRef mod, char *err, size_t errlen);
+
+/* PTX (cg_ptx.c). cg_ptx_kernel: k's PTX for sm (e.g. "sm_80"), malloc'd;
+** info gets the task names, ntasks and needs_runtime (its mod is NULL; free
+** with cg_module_free). link: link libdevice (a path, NULL when none was
+** found) for the math functions NVPTX has no instruction for, and fail
+** naming the function when it is needed but missing; without link those
+** calls stay external (enough for ptxas). cg_ptx_service: the module of the
+** kernel lt_serve(rt_runtime *, rt_request *), which runs rt_serve on one
+** thread (the CUDA backend's jit_backend.serve). */
+char *cg_ptx_kernel(ir_kernel *k, const char *sm, bool link, const char *libdevice, cg_module *info,
+                    char *err, size_t errlen);
+char *cg_ptx_service(const char *sm, char *err, size_t errlen);
 
 /* ---- state shared by the cg_*.c files ------------------------------------ */
 

@@ -1,0 +1,66 @@
+/*
+** cuda.h -- internal to src/jit/cuda: the backend's state and how its files
+** divide the work.
+**
+**   cuda_backend.c  create/destroy, device memory (jit.h), host requests
+**                   (serve), turning driver failures into messages
+**   cuda_compile.c  kernel -> PTX (shared code generator) -> module, off the
+**                   Lua thread for compile_start
+**   cuda_launch.c   the launch block (rt_context and what it points to) and
+**                   the tasks as grid launches
+*/
+#ifndef LATTICE_JIT_CUDA_H
+#define LATTICE_JIT_CUDA_H
+
+#include "../jit.h"
+#include "cuda_driver.h"
+
+typedef struct {
+  cuda_driver drv;
+  cuda_device_info info;
+  CUdevice dev;
+  CUcontext ctx;
+  bool lost;                    /* a fault destroyed the context: every call fails */
+  bool debug;
+  char sm[16];                  /* the PTX target, e.g. "sm_90" */
+  char *libdevice;              /* path, or NULL when not found */
+  int block_size;               /* threads per block unless a task sets block_dim */
+  /* host requests (serve): lt_serve and a device copy of one rt_request */
+  CUmodule service;
+  CUfunction serve_fn;
+  CUdeviceptr req;
+  /* the launch block (cuda_launch.c), grown on demand */
+  CUdeviceptr block;
+  size_t block_bytes;
+  CUdeviceptr print;            /* device print buffer */
+  uint64_t print_cap;
+} cuda_impl;
+
+/* jit_kernel.impl */
+typedef struct {
+  CUmodule mod;
+  CUfunction *fns;              /* one per task */
+  int *max_threads;             /* per task: the most threads a block may have */
+} cuda_kernel;
+
+/* Checks a driver call: false with "what: <driver text>" in be->error when r
+** is an error, and marks the context lost when the error is one the driver
+** cannot recover from (a fault in a kernel). */
+bool cuda_check(jit_backend *be, CUresult r, const char *what);
+/* false with a message when the context was lost earlier. */
+bool cuda_alive(jit_backend *be);
+
+/* cuda_compile.c */
+jit_kernel *cuda_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
+jit_pending *cuda_compile_start(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
+jit_kernel *cuda_compile_wait(jit_backend *be, jit_pending *p, char *err, size_t errlen);
+void cuda_release(jit_backend *be, jit_kernel *jk);
+/* Loads PTX text as a module; false with the driver's log in err. */
+bool cuda_load_module(jit_backend *be, const char *ptx, const char *what, CUmodule *mod, char *err,
+                      size_t errlen);
+
+/* cuda_launch.c */
+bool cuda_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx);
+void cuda_launch_free(jit_backend *be);
+
+#endif

@@ -1,0 +1,226 @@
+/*
+** cuda_backend.c -- the CUDA backend: device 0's primary context, device
+** memory through the driver's copies, host requests to the sparse runtime
+** run as a one-thread kernel, and driver failures as messages.
+**
+** The driver is loaded at run time (cuda_driver.c), so nothing here needs the
+** CUDA toolkit to build. Everything runs on the null stream, so copies,
+** requests and kernels are ordered without explicit synchronisation; a
+** launch ends with a synchronisation (cuda_launch.c), so when a kernel call
+** returns to Lua its writes are visible to Lua-scope reads.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../runtime/runtime.h"
+#include "../../runtime/service.h"
+#include "../jit_sparse.h"
+#include "../llvm/llvm_codegen.h"
+#include "cuda.h"
+
+#define DEV(p) ((CUdeviceptr)(uintptr_t)(p))
+
+/* ---- failures ------------------------------------------------------------------ */
+
+/* Errors after which the context is unusable: a kernel faulted. */
+static bool sticky(CUresult r) {
+  return r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_FAILED || (r >= 702 && r <= 718) ||
+         r == 999;
+}
+
+bool cuda_check(jit_backend *be, CUresult r, const char *what) {
+  if (r == CUDA_SUCCESS) return true;
+  cuda_impl *im = be->impl;
+  char text[320];
+  cuda_error(&im->drv, r, what, text, sizeof text);
+  if (sticky(r)) {
+    im->lost = true;
+    snprintf(be->error, sizeof be->error,
+             "%s; the GPU context is lost, so no more kernels can run in this process: fix the "
+             "fault (run with lt.init{debug = true} to check indices) and restart", text);
+  } else {
+    snprintf(be->error, sizeof be->error, "%s", text);
+  }
+  return false;
+}
+
+bool cuda_alive(jit_backend *be) {
+  cuda_impl *im = be->impl;
+  if (!im->lost) return true;
+  snprintf(be->error, sizeof be->error,
+           "the GPU context was lost after an earlier fault; restart the program");
+  return false;
+}
+
+/* ---- device memory (jit.h) ----------------------------------------------------------- */
+
+static char *cuda_mem_alloc(jit_backend *be, uint64_t bytes) {
+  cuda_impl *im = be->impl;
+  if (!cuda_alive(be)) return NULL;
+  CUdeviceptr p = 0;
+  CUresult r = im->drv.cuMemAlloc(&p, bytes ? bytes : 1);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    size_t free_b = 0, total = 0;
+    im->drv.cuMemGetInfo(&free_b, &total);
+    snprintf(be->error, sizeof be->error,
+             "out of GPU memory: cannot allocate %llu bytes on %s (%llu of %llu bytes free); "
+             "lower lt.init{device_memory = ...} or device_memory_fraction",
+             (unsigned long long)bytes, im->info.name, (unsigned long long)free_b,
+             (unsigned long long)total);
+    return NULL;
+  }
+  if (!cuda_check(be, r, "cuMemAlloc")) return NULL;
+  /* the runtime expects zeroed memory (runtime.h) */
+  if (!cuda_check(be, im->drv.cuMemsetD8(p, 0, bytes), "cuMemsetD8")) {
+    im->drv.cuMemFree(p);
+    return NULL;
+  }
+  return (char *)(uintptr_t)p;
+}
+
+static void cuda_mem_free(jit_backend *be, char *p, uint64_t bytes) {
+  cuda_impl *im = be->impl;
+  (void)bytes;
+  if (p) im->drv.cuMemFree(DEV(p));   /* fails harmlessly once the context is lost */
+}
+
+static bool cuda_mem_read(jit_backend *be, void *dst, const char *src, size_t n) {
+  cuda_impl *im = be->impl;
+  return n == 0 || (cuda_alive(be) && cuda_check(be, im->drv.cuMemcpyDtoH(dst, DEV(src), n), "reading GPU memory"));
+}
+
+static bool cuda_mem_write(jit_backend *be, char *dst, const void *src, size_t n) {
+  cuda_impl *im = be->impl;
+  return n == 0 || (cuda_alive(be) && cuda_check(be, im->drv.cuMemcpyHtoD(DEV(dst), src, n), "writing GPU memory"));
+}
+
+static bool cuda_mem_zero(jit_backend *be, char *dst, size_t n) {
+  cuda_impl *im = be->impl;
+  return n == 0 || (cuda_alive(be) && cuda_check(be, im->drv.cuMemsetD8(DEV(dst), 0, n), "clearing GPU memory"));
+}
+
+/* rt_serve(rt, req) on one GPU thread: the request goes there and back. */
+static bool cuda_serve(jit_backend *be, rt_runtime *rt, rt_request *req) {
+  cuda_impl *im = be->impl;
+  if (!cuda_alive(be)) return false;
+  if (!cuda_check(be, im->drv.cuMemcpyHtoD(im->req, req, sizeof *req), "sending a runtime request")) return false;
+  CUdeviceptr rtp = DEV(rt), reqp = im->req;
+  void *params[2] = {&rtp, &reqp};
+  if (!cuda_check(be, im->drv.cuLaunchKernel(im->serve_fn, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL),
+                  "launching a runtime request (lt_serve)"))
+    return false;
+  if (!cuda_check(be, im->drv.cuCtxSynchronize(), "a runtime request (lt_serve)")) return false;
+  return cuda_check(be, im->drv.cuMemcpyDtoH(req, im->req, sizeof *req), "reading a runtime request back");
+}
+
+/* ---- create / destroy ------------------------------------------------------------------ */
+
+static void cuda_destroy(jit_backend *be) {
+  if (!be) return;
+  cuda_impl *im = be->impl;
+  if (im->drv.lib) {
+    cuda_launch_free(be);
+    if (im->req) im->drv.cuMemFree(im->req);
+    if (im->service) im->drv.cuModuleUnload(im->service);
+    if (im->ctx) im->drv.cuDevicePrimaryCtxRelease(im->dev);
+    cuda_driver_unload(&im->drv);
+  }
+  free(im->libdevice);
+  free(im);
+  free(be);
+}
+
+/* CUDA's libdevice (math functions), or NULL: LT_LIBDEVICE, then the toolkit
+** under CUDA_HOME, CUDA_PATH and the usual install places. */
+static char *find_libdevice(void) {
+  const char *file = getenv("LT_LIBDEVICE");
+  if (file && *file) return access(file, R_OK) == 0 ? strdup(file) : NULL;
+  const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda", "/usr/lib/nvidia-cuda-toolkit",
+                         "/opt/cuda"};
+  const char *subs[] = {"nvvm/libdevice/libdevice.10.bc", "libdevice/libdevice.10.bc"};
+  char path[1024];
+  for (size_t i = 0; i < sizeof homes / sizeof homes[0]; i++) {
+    if (!homes[i] || !*homes[i]) continue;
+    for (size_t j = 0; j < 2; j++) {
+      snprintf(path, sizeof path, "%s/%s", homes[i], subs[j]);
+      if (access(path, R_OK) == 0) return strdup(path);
+    }
+  }
+  return NULL;
+}
+
+/* The newest PTX target this LLVM knows that the GPU runs (the driver's JIT
+** takes PTX for an older sm on a newer GPU). */
+static void pick_sm(cuda_impl *im) {
+  int sm = im->info.sm > 90 ? 90 : im->info.sm;
+  snprintf(im->sm, sizeof im->sm, "sm_%d", sm);
+}
+
+/* lt_serve: the kernel that runs host requests (cg_ptx_service). */
+static bool load_service(jit_backend *be, char *err, size_t errlen) {
+  cuda_impl *im = be->impl;
+  char *ptx = cg_ptx_service(im->sm, err, errlen);
+  if (!ptx) return false;
+  bool ok = cuda_load_module(be, ptx, "the runtime's request kernel", &im->service, err, errlen);
+  free(ptx);
+  if (!ok) return false;
+  if (!cuda_check(be, im->drv.cuModuleGetFunction(&im->serve_fn, im->service, "lt_serve"), "cuModuleGetFunction(lt_serve)") ||
+      !cuda_check(be, im->drv.cuMemAlloc(&im->req, sizeof(rt_request)), "cuMemAlloc (runtime request)")) {
+    snprintf(err, errlen, "%s", be->error);
+    return false;
+  }
+  return true;
+}
+
+jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, size_t errlen) {
+  jit_backend *be = calloc(1, sizeof *be);
+  cuda_impl *im = calloc(1, sizeof *im);
+  if (!be || !im) {
+    free(be); free(im);
+    snprintf(err, errlen, "out of memory creating the CUDA backend");
+    return NULL;
+  }
+  be->impl = im;
+  im->debug = debug;
+  im->block_size = 256;
+  if (!cuda_driver_load(&im->drv, driver_path, err, errlen) || !cuda_probe(&im->drv, &im->info, err, errlen)) {
+    cuda_destroy(be);
+    return NULL;
+  }
+  if (!cuda_check(be, im->drv.cuDeviceGet(&im->dev, 0), "cuDeviceGet") ||
+      !cuda_check(be, im->drv.cuDevicePrimaryCtxRetain(&im->ctx, im->dev), "cuDevicePrimaryCtxRetain") ||
+      !cuda_check(be, im->drv.cuCtxSetCurrent(im->ctx), "cuCtxSetCurrent")) {
+    snprintf(err, errlen, "%s", be->error);
+    cuda_destroy(be);
+    return NULL;
+  }
+  pick_sm(im);
+  im->libdevice = find_libdevice();
+  if (!load_service(be, err, errlen)) {
+    cuda_destroy(be);
+    return NULL;
+  }
+  size_t free_b = 0, total = 0;
+  im->drv.cuMemGetInfo(&free_b, &total);
+  be->name = "cuda";
+  be->threads = im->info.multiprocessors * 2048;   /* resident threads, for lt.stats */
+  be->host_memory = false;
+  be->memory_bytes = total;
+  /* half the free memory, at most 4 GiB, unless lt.init says otherwise */
+  be->default_pool = free_b / 2 < (4ull << 30) ? free_b / 2 : (4ull << 30);
+  be->mem_alloc = cuda_mem_alloc;
+  be->mem_free = cuda_mem_free;
+  be->mem_read = cuda_mem_read;
+  be->mem_write = cuda_mem_write;
+  be->mem_zero = cuda_mem_zero;
+  be->serve = cuda_serve;
+  be->compile = cuda_compile;
+  be->compile_start = cuda_compile_start;
+  be->compile_wait = cuda_compile_wait;
+  be->launch = cuda_launch;
+  be->release = cuda_release;
+  be->destroy = cuda_destroy;
+  return be;
+}

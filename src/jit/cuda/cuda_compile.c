@@ -1,0 +1,178 @@
+/*
+** cuda_compile.c -- a kernel for the CUDA backend: the shared code generator
+** with the NVPTX hooks gives PTX (cg_ptx.c: one kernel entry per task, the
+** runtime bitcode and libdevice linked in), and the driver's JIT loads it.
+**
+** As on the CPU (cpu_compile.c) the work is split in two: PTX generation
+** touches nothing shared (its own LLVM context), so compile_start runs it on
+** a thread of its own; loading the module calls the driver, on the Lua thread
+** in compile_wait.
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../llvm/llvm_codegen.h"
+#include "cuda.h"
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+bool cuda_load_module(jit_backend *be, const char *ptx, const char *what, CUmodule *mod, char *err,
+                      size_t errlen) {
+  cuda_impl *im = be->impl;
+  if (!cuda_alive(be)) {
+    snprintf(err, errlen, "%s", be->error);
+    return false;
+  }
+  char log[2048] = "";
+  int opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
+  CUresult r = im->drv.cuModuleLoadDataEx(mod, ptx, 2, opts, vals);
+  if (r != CUDA_SUCCESS) {
+    cuda_check(be, r, "cuModuleLoadDataEx");
+    snprintf(err, errlen, "the CUDA driver cannot load the PTX of %s: %s%s%.1200s", what, be->error,
+             log[0] ? "; its log: " : "", log);
+    return false;
+  }
+  return true;
+}
+
+struct jit_pending {
+  jit_backend *be;
+  ir_kernel *k;
+  double t0;
+  char *ptx;                    /* NULL: failed, err says why */
+  cg_module info;
+  char err[1024];
+  pthread_t thread;
+  bool threaded;
+};
+
+static void make_ptx(jit_pending *p) {
+  cuda_impl *im = p->be->impl;
+  p->ptx = cg_ptx_kernel(p->k, im->sm, true, im->libdevice, &p->info, p->err, sizeof p->err);
+  if (p->ptx && getenv("LT_DUMP_PTX")) fprintf(stderr, "%s\n", p->ptx);   /* debugging aid */
+}
+
+static void *ptx_thread(void *arg) {
+  make_ptx(arg);
+  return NULL;
+}
+
+static void free_kernel(cuda_impl *im, jit_kernel *jk) {
+  cuda_kernel *ck = jk->impl;
+  if (ck) {
+    if (ck->mod) im->drv.cuModuleUnload(ck->mod);
+    free(ck->fns);
+    free(ck->max_threads);
+    free(ck);
+  }
+  free((char *)jk->name);
+  free(jk->tasks);
+  free(jk);
+}
+
+/* Loads p's PTX and finds each task's entry; frees p. */
+static jit_kernel *load(jit_pending *p, char *err, size_t errlen) {
+  jit_backend *be = p->be;
+  cuda_impl *im = be->impl;
+  ir_kernel *k = p->k;
+  jit_kernel *jk = NULL;
+  if (!p->ptx) {
+    snprintf(err, errlen, "%s", p->err);
+    free(p);
+    return NULL;
+  }
+  int n = p->info.ntasks;
+  jk = calloc(1, sizeof *jk);
+  cuda_kernel *ck = calloc(1, sizeof *ck);
+  jit_task *tasks = calloc((size_t)(n ? n : 1), sizeof *tasks);
+  CUfunction *fns = calloc((size_t)(n ? n : 1), sizeof *fns);
+  int *maxt = calloc((size_t)(n ? n : 1), sizeof *maxt);
+  char *name = strdup(k->name ? k->name : "kernel");
+  if (jk) {
+    jk->impl = ck;
+    jk->tasks = tasks;
+    jk->name = name;
+  }
+  if (ck) {
+    ck->fns = fns;
+    ck->max_threads = maxt;
+  }
+  char what[200];
+  snprintf(what, sizeof what, "kernel '%s'", k->name);
+  if (!jk || !ck || !tasks || !fns || !maxt || !name) {
+    snprintf(err, errlen, "out of memory compiling kernel '%s'", k->name);
+    goto fail;
+  }
+  if (!cuda_load_module(be, p->ptx, what, &ck->mod, err, errlen)) goto fail;
+  int i = 0;
+  for (ir_stmt *s = k->body->first; s && i < n; s = s->next, i++) {
+    jit_task_describe(&tasks[i], k, s);
+    if (!cuda_check(be, im->drv.cuModuleGetFunction(&fns[i], ck->mod, p->info.names[i]), "cuModuleGetFunction") ||
+        !cuda_check(be, im->drv.cuFuncGetAttribute(&maxt[i], CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fns[i]),
+                    "cuFuncGetAttribute")) {
+      snprintf(err, errlen, "kernel '%s', task %d: %s", k->name, i, be->error);
+      goto fail;
+    }
+  }
+  jk->ntasks = n;
+  jk->needs_runtime = p->info.needs_runtime;
+  jk->gtmp_bytes = k->gtmp_size;
+  jk->compile_ms = now_ms() - p->t0;
+  goto done;
+fail:
+  if (jk) free_kernel(im, jk);
+  else {
+    free(ck); free(tasks); free(fns); free(maxt); free(name);
+  }
+  jk = NULL;
+done:
+  free(p->ptx);
+  cg_module_free(&p->info);
+  free(p);
+  return jk;
+}
+
+static jit_pending *pending_new(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
+  jit_pending *p = calloc(1, sizeof *p);
+  if (!p) {
+    snprintf(err, errlen, "out of memory compiling kernel '%s'", k->name);
+    return NULL;
+  }
+  p->be = be;
+  p->k = k;
+  p->t0 = now_ms();
+  return p;
+}
+
+jit_kernel *cuda_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
+  jit_pending *p = pending_new(be, k, err, errlen);
+  if (!p) return NULL;
+  make_ptx(p);
+  return load(p, err, errlen);
+}
+
+jit_pending *cuda_compile_start(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
+  jit_pending *p = pending_new(be, k, err, errlen);
+  if (!p) return NULL;
+  if (pthread_create(&p->thread, NULL, ptx_thread, p) == 0) p->threaded = true;
+  else make_ptx(p);   /* no thread to be had: now */
+  return p;
+}
+
+jit_kernel *cuda_compile_wait(jit_backend *be, jit_pending *p, char *err, size_t errlen) {
+  (void)be;
+  if (p->threaded) pthread_join(p->thread, NULL);
+  return load(p, err, errlen);
+}
+
+void cuda_release(jit_backend *be, jit_kernel *jk) {
+  if (jk) free_kernel(be->impl, jk);
+}

@@ -1,0 +1,213 @@
+/*
+** cuda_launch.c -- running a compiled kernel on the GPU.
+**
+** The launch block: one device allocation holding the rt_context the tasks
+** receive and everything it points to (roots, arguments, return value, error
+** word and details, the builtins state, the global temporaries). The host
+** fills a copy and sends it with one copy; the tasks run as grid launches on
+** the null stream, back to back; one synchronisation at the end; then the
+** results (return value, error, print records) come back.
+**
+** How each task kind is launched (the kernel entries are cg_ptx.c's):
+**   serial, clear_list        one thread
+**   range_for                 a grid-stride loop: blocks of block_dim (or
+**                             the default) threads, enough blocks to cover
+**                             the range, at most 32 per multiprocessor
+**   listgen, struct_for,      end = -1: the entry reads its list's size on
+**   deactivate_all            the device, so no copy back between tasks
+**   gc                        stage 0 every thread, stage 1 one thread,
+**                             stage 2 one cell per block (its threads zero it)
+** Lists are rebuilt at every launch (the CPU's list reuse needs the change
+** flags on the host, a copy back per task); the root's list is set by a host
+** request (jit_sparse_root_list) when the instance changes.
+*/
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../runtime/builtins.h"
+#include "../../runtime/runtime.h"
+#include "../jit_sparse.h"
+#include "cuda.h"
+
+#define DEV(p) ((CUdeviceptr)(uintptr_t)(p))
+
+/* The fixed part of the launch block; the global temporaries follow it. */
+typedef struct {
+  rt_context ctx;
+  char *roots[IR_MAX_TREES];
+  uint64_t args[RT_MAX_ARGS];
+  uint64_t ret;
+  int32_t error, pad;
+  int64_t info[4];
+  rt_builtins builtins;
+} launch_head;
+
+#define GTMP_OFFSET ((sizeof(launch_head) + 63) / 64 * 64)
+
+void cuda_launch_free(jit_backend *be) {
+  cuda_impl *im = be->impl;
+  if (im->block) im->drv.cuMemFree(im->block);
+  if (im->print) im->drv.cuMemFree(im->print);
+  im->block = im->print = 0;
+  im->block_bytes = 0;
+  im->print_cap = 0;
+}
+
+/* Makes the launch block at least `bytes` and the print buffer `print_cap`. */
+static bool reserve(jit_backend *be, size_t bytes, uint64_t print_cap) {
+  cuda_impl *im = be->impl;
+  if (im->block_bytes < bytes) {
+    if (im->block) im->drv.cuMemFree(im->block);
+    im->block = 0;
+    im->block_bytes = 0;
+    size_t want = bytes < 4096 ? 4096 : bytes * 2;
+    if (!cuda_check(be, im->drv.cuMemAlloc(&im->block, want), "allocating the launch block")) return false;
+    im->block_bytes = want;
+  }
+  if (im->print_cap < print_cap) {
+    if (im->print) im->drv.cuMemFree(im->print);
+    im->print = 0;
+    im->print_cap = 0;
+    if (!cuda_check(be, im->drv.cuMemAlloc(&im->print, print_cap), "allocating the print buffer")) return false;
+    im->print_cap = print_cap;
+  }
+  return true;
+}
+
+static bool run(jit_backend *be, CUfunction f, unsigned blocks, unsigned threads, CUdeviceptr ctx, int64_t begin,
+                int64_t end, const char *kernel) {
+  cuda_impl *im = be->impl;
+  void *params[3] = {&ctx, &begin, &end};
+  char what[240];
+  snprintf(what, sizeof what, "launching kernel %s", kernel);
+  return cuda_check(be, im->drv.cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, NULL, params, NULL), what);
+}
+
+static int64_t bound(const rt_context *ctx, int gtmp, int64_t constant, bool *on_device) {
+  if (gtmp < 0) return constant;
+  *on_device = true;
+  return 0;
+}
+
+/* Launches task i of jk. */
+static bool task(jit_backend *be, jit_kernel *jk, int i, CUdeviceptr dctx, rt_context *ctx) {
+  cuda_impl *im = be->impl;
+  cuda_kernel *ck = jk->impl;
+  jit_task *t = &jk->tasks[i];
+  CUfunction f = ck->fns[i];
+  int threads = t->range.block_dim > 0 ? t->range.block_dim : im->block_size;
+  if (threads > ck->max_threads[i]) threads = ck->max_threads[i];
+  if (threads < 1) threads = 1;
+  unsigned most = (unsigned)im->info.multiprocessors * 32u;
+  switch (t->kind) {
+  case IR_task_serial:
+  case IR_task_clear_list:
+    return run(be, f, 1, 1, dctx, 0, 1, jk->name);
+  case IR_task_range_for: {
+    bool on_device = false;
+    int64_t b = bound(ctx, t->range.begin_gtmp, t->range.begin, &on_device);
+    int64_t e = bound(ctx, t->range.end_gtmp, t->range.end, &on_device);
+    unsigned blocks = most;
+    if (!on_device) {
+      if (e <= b) return true;
+      int64_t need = (e - b + threads - 1) / threads;
+      if (need < (int64_t)blocks) blocks = (unsigned)need;
+    }
+    return run(be, f, blocks, (unsigned)threads, dctx, b, e, jk->name);
+  }
+  case IR_task_listgen:
+    if (t->parent == t->root && be->sparse) jit_sparse_root_list(be->sparse, t->root, ctx->roots[t->tree]);
+    return run(be, f, most / 4 ? most / 4 : 1, (unsigned)threads, dctx, 0, -1, jk->name);
+  case IR_task_struct_for:
+  case IR_task_deactivate_all:
+    return run(be, f, most, (unsigned)threads, dctx, 0, -1, jk->name);
+  case IR_task_gc:
+    return run(be, f, most / 4 ? most / 4 : 1, 128, dctx, 0, 0, jk->name) &&
+           run(be, f, 1, 1, dctx, 1, 0, jk->name) &&
+           run(be, f, most / 4 ? most / 4 : 1, 64, dctx, 2, 0, jk->name);
+  default:
+    snprintf(be->error, sizeof be->error, "kernel %s: task kind %d cannot run on CUDA", jk->name, (int)t->kind);
+    return false;
+  }
+}
+
+static bool fail(rt_context *ctx) {
+  if (*ctx->error == RT_ERR_OK) *ctx->error = RT_ERR_DEVICE;
+  return false;
+}
+
+bool cuda_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
+  cuda_impl *im = be->impl;
+  if (!ctx->runtime && be->sparse) ctx->runtime = jit_sparse_runtime(be->sparse);
+  if (jk->needs_runtime && !ctx->runtime) {
+    *ctx->error = RT_ERR_RUNTIME;
+    return false;
+  }
+  if (!cuda_alive(be)) return fail(ctx);
+  rt_builtins *hb = ctx->builtins;
+  size_t gtmp = jk->gtmp_bytes > 0 ? (size_t)jk->gtmp_bytes : 8;
+  size_t bytes = GTMP_OFFSET + gtmp;
+  if (!reserve(be, bytes, hb && hb->print_cap ? hb->print_cap : 8)) return fail(ctx);
+
+  /* the block as the device sees it */
+  char *host = calloc(1, bytes);
+  if (!host) {
+    snprintf(be->error, sizeof be->error, "out of memory launching kernel %s", jk->name);
+    return fail(ctx);
+  }
+  launch_head *h = (launch_head *)host;
+  char *base = (char *)(uintptr_t)im->block;
+  memcpy(h->roots, ctx->roots, sizeof h->roots);
+  memcpy(h->args, ctx->args, sizeof h->args);
+  if (hb) {
+    h->builtins = *hb;
+    h->builtins.print_data = (char *)(uintptr_t)im->print;
+    h->builtins.print_used = h->builtins.print_dropped = 0;
+  }
+  h->ctx.roots = (char **)(base + offsetof(launch_head, roots));
+  h->ctx.args = (uint64_t *)(base + offsetof(launch_head, args));
+  h->ctx.ret = (uint64_t *)(base + offsetof(launch_head, ret));
+  h->ctx.gtmp = base + GTMP_OFFSET;
+  h->ctx.error = (int32_t *)(base + offsetof(launch_head, error));
+  h->ctx.error_info = (int64_t *)(base + offsetof(launch_head, info));
+  h->ctx.runtime = ctx->runtime;
+  h->ctx.builtins = (rt_builtins *)(base + offsetof(launch_head, builtins));
+  bool ok = cuda_check(be, im->drv.cuMemcpyHtoD(im->block, host, bytes), "sending the launch block");
+  free(host);
+  if (!ok) return fail(ctx);
+
+  for (int i = 0; i < jk->ntasks && ok; i++) ok = task(be, jk, i, im->block, ctx);
+  char what[240];
+  snprintf(what, sizeof what, "kernel %s", jk->name);
+  if (ok) ok = cuda_check(be, im->drv.cuCtxSynchronize(), what);
+  if (!ok) return fail(ctx);
+
+  launch_head back;
+  if (!cuda_check(be, im->drv.cuMemcpyDtoH(&back, im->block, sizeof back), "reading the launch block back"))
+    return fail(ctx);
+  *ctx->ret = back.ret;
+  *ctx->error = back.error;
+  memcpy(ctx->error_info, back.info, sizeof back.info);
+  if (hb) {
+    hb->print_used = back.builtins.print_used;
+    hb->print_dropped = back.builtins.print_dropped;
+    uint64_t n = hb->print_used < hb->print_cap ? hb->print_used : hb->print_cap;
+    if (n && !cuda_check(be, im->drv.cuMemcpyDtoH(hb->print_data, im->print, n), "reading the print buffer"))
+      return fail(ctx);
+  }
+  if (*ctx->error != RT_ERR_OK) return false;
+  /* a failure the sparse runtime recorded (pool exhausted) */
+  if (ctx->runtime) {
+    int32_t rterr = 0;
+    if (!cuda_check(be, im->drv.cuMemcpyDtoH(&rterr, DEV((char *)ctx->runtime + offsetof(rt_runtime, error)), 4),
+                    "reading the runtime's error"))
+      return fail(ctx);
+    if (rterr != RT_RTERR_OK) {
+      *ctx->error = RT_ERR_RUNTIME;
+      return false;
+    }
+  }
+  return true;
+}

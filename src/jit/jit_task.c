@@ -1,0 +1,23 @@
+/*
+** jit_task.c -- what every backend's launcher needs to know about a task
+** besides its code: the SNodes a sparse task works on (jit.h, jit_task).
+*/
+#include "jit.h"
+
+#include "llvm/llvm_codegen.h"
+
+void jit_task_describe(jit_task *t, ir_kernel *k, ir_stmt *s) {
+  t->kind = s->op;
+  t->range = s->range;
+  t->snode = t->parent = t->tree = t->root = -1;
+  t->child_offset = 0;
+  if (!cg_is_sparse_task(s->op) || !k->prog || s->aux < 0 || s->aux >= k->prog->nsnodes) return;
+  const ir_snode *sn = k->prog->snodes[s->aux];
+  const ir_snode *r = sn;
+  while (r->parent) r = r->parent;
+  t->snode = sn->id;
+  t->parent = sn->parent ? sn->parent->id : -1;
+  t->tree = sn->tree;
+  t->root = r->id;
+  t->child_offset = sn->offset;
+}
