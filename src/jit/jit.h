@@ -116,6 +116,10 @@ jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen);
 ** "libcuda.so.1"); NULL with the reason in err (no driver, no GPU, a GPU
 ** older than sm_70, no NVPTX target in this LLVM). src/jit/cuda. */
 jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, size_t errlen);
+/* The device's copy speed for benchmarks: the median over reps of a
+** device-to-device copy of `bytes`, timed with events, in ms; false with
+** be->error on failure (be must be the CUDA backend). */
+bool jit_cuda_copy_ms(jit_backend *be, uint64_t bytes, int reps, double *ms);
 
 /* Emits PTX text for sm_XX from the same code generator (malloc'd string),
 ** or NULL with a message in err. Used by tests and by the CUDA backend. */

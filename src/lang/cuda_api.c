@@ -1,11 +1,13 @@
 /*
 ** cuda_api.c -- core.cuda_probe: whether this machine can run the CUDA
 ** backend, for lt.init{arch = "cuda" | "auto"}. The driver is loaded once per
-** process (src/jit/cuda/cuda_driver.c) and stays loaded.
+** process (src/jit/cuda/cuda_driver.c) and stays loaded. core.device_copy_ms:
+** the GPU's copy speed, the reference of bench/gpu.lua.
 */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "jit/cuda/cuda_driver.h"
 #include "lang.h"
@@ -44,7 +46,27 @@ static int l_cuda_probe(lua_State *L) {
   return 1;
 }
 
+/* core.device_copy_ms(prog, bytes, reps) -> ms | nil, reason: the median time of a
+** device-to-device copy on the program's GPU (bench/gpu.lua's reference). */
+static int l_device_copy_ms(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  lua_Integer bytes = luaL_checkinteger(L, 2), reps = luaL_optinteger(L, 3, 20);
+  double ms = 0;
+  if (!p->be || strcmp(p->be->name, "cuda") != 0) {
+    lua_pushnil(L);
+    lua_pushstring(L, "device_copy_ms: the program does not run on CUDA");
+    return 2;
+  }
+  if (bytes <= 0 || !jit_cuda_copy_ms(p->be, (uint64_t)bytes, (int)reps, &ms)) {
+    lua_pushnil(L);
+    lua_pushstring(L, bytes <= 0 ? "device_copy_ms: bytes must be positive" : p->be->error);
+    return 2;
+  }
+  lua_pushnumber(L, ms);
+  return 1;
+}
+
 void lang_open_cuda(lua_State *L) {
-  static const luaL_Reg fns[] = {{"cuda_probe", l_cuda_probe}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"cuda_probe", l_cuda_probe}, {"device_copy_ms", l_device_copy_ms}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -224,3 +224,45 @@ jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, siz
   be->destroy = cuda_destroy;
   return be;
 }
+
+/* ---- benchmarks ------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+bool jit_cuda_copy_ms(jit_backend *be, uint64_t bytes, int reps, double *ms) {
+  cuda_impl *im = be->impl;
+  if (strcmp(be->name, "cuda") != 0 || reps < 1 || reps > 1000) {
+    snprintf(be->error, sizeof be->error, "a device copy benchmark needs the CUDA backend and 1..1000 reps");
+    return false;
+  }
+  if (!cuda_alive(be)) return false;
+  CUdeviceptr a = 0, b = 0;
+  CUevent e0 = NULL, e1 = NULL;
+  double t[1000];
+  bool ok = cuda_check(be, im->drv.cuMemAlloc(&a, bytes), "cuMemAlloc") &&
+            cuda_check(be, im->drv.cuMemAlloc(&b, bytes), "cuMemAlloc") &&
+            cuda_check(be, im->drv.cuEventCreate(&e0, 0), "cuEventCreate") &&
+            cuda_check(be, im->drv.cuEventCreate(&e1, 0), "cuEventCreate") &&
+            cuda_check(be, im->drv.cuMemcpyDtoD(b, a, bytes), "cuMemcpyDtoD");   /* warm-up */
+  for (int r = 0; ok && r < reps; r++) {
+    float f = 0;
+    ok = cuda_check(be, im->drv.cuEventRecord(e0, NULL), "cuEventRecord") &&
+         cuda_check(be, im->drv.cuMemcpyDtoD(b, a, bytes), "cuMemcpyDtoD") &&
+         cuda_check(be, im->drv.cuEventRecord(e1, NULL), "cuEventRecord") &&
+         cuda_check(be, im->drv.cuEventSynchronize(e1), "cuEventSynchronize") &&
+         cuda_check(be, im->drv.cuEventElapsedTime(&f, e0, e1), "cuEventElapsedTime");
+    t[r] = f;
+  }
+  if (ok) {
+    qsort(t, (size_t)reps, sizeof t[0], cmp_double);
+    *ms = t[reps / 2];
+  }
+  if (e0) im->drv.cuEventDestroy(e0);
+  if (e1) im->drv.cuEventDestroy(e1);
+  if (a) im->drv.cuMemFree(a);
+  if (b) im->drv.cuMemFree(b);
+  return ok;
+}
