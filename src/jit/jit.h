@@ -125,7 +125,12 @@ bool jit_cuda_copy_ms(jit_backend *be, uint64_t bytes, int reps, double *ms);
 ** or NULL with a message in err. Used by tests and by the CUDA backend. */
 char *jit_emit_ptx(ir_kernel *k, const char *sm, char *err, size_t errlen);
 
-/* Emits k's PTX (sm_70) and assembles it with the ptxas at `ptxas`; false
+/* The path of CUDA's libdevice (malloc'd), or NULL when not found:
+** $LT_LIBDEVICE, else nvvm/libdevice/libdevice.10.bc under $CUDA_HOME,
+** $CUDA_PATH, /usr/local/cuda, /usr/lib/nvidia-cuda-toolkit, /opt/cuda. */
+char *jit_find_libdevice(void);
+
+/* Emits k's PTX (sm_70), with libdevice linked when it is found, and assembles it with the ptxas at `ptxas`; false
 ** with ptxas's complaint in err when it does not assemble (ptx_check.c). */
 bool jit_ptxas_check(ir_kernel *k, const char *ptxas, char *err, size_t errlen);
 

@@ -6,12 +6,14 @@
 ** LT_CHECK_PTX=<ptxas> (tests/tests.cmake); src/lang/kernel.c calls this for
 ** every kernel it compiles then.
 */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "jit.h"
+#include "llvm/llvm_codegen.h"
 
 /* PTX for sm_70 assembles for every later GPU; CUDA 13's ptxas dropped sm_70
 ** itself, so then assemble for its oldest target, sm_75. */
@@ -41,13 +43,21 @@ static int run_capture(const char *cmd, char *out, size_t len) {
   return pclose(f);
 }
 
+static char *libdevice;
+static void look_for_libdevice(void) { libdevice = jit_find_libdevice(); }
+
 bool jit_ptxas_check(ir_kernel *k, const char *ptxas, char *err, size_t errlen) {
   if (strchr(ptxas, '\'')) {
     snprintf(err, errlen, "the ptxas path '%s' contains a quote", ptxas);
     return false;
   }
-  char *ptx = jit_emit_ptx(k, "sm_70", err, errlen);
+  /* with libdevice, as the CUDA backend compiles (once per process) */
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, look_for_libdevice);
+  cg_module info;
+  char *ptx = cg_ptx_kernel(k, "sm_70", libdevice != NULL, libdevice, &info, err, errlen);
   if (!ptx) return false;
+  cg_module_free(&info);
   char path[512];
   const char *dir = getenv("TMPDIR");
   snprintf(path, sizeof path, "%s/lattice_ptx_XXXXXX", dir && *dir && !strchr(dir, '\'') ? dir : "/tmp");

@@ -132,25 +132,6 @@ static void cuda_destroy(jit_backend *be) {
   free(be);
 }
 
-/* CUDA's libdevice (math functions), or NULL: LT_LIBDEVICE, then the toolkit
-** under CUDA_HOME, CUDA_PATH and the usual install places. */
-static char *find_libdevice(void) {
-  const char *file = getenv("LT_LIBDEVICE");
-  if (file && *file) return access(file, R_OK) == 0 ? strdup(file) : NULL;
-  const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda", "/usr/lib/nvidia-cuda-toolkit",
-                         "/opt/cuda"};
-  const char *subs[] = {"nvvm/libdevice/libdevice.10.bc", "libdevice/libdevice.10.bc"};
-  char path[1024];
-  for (size_t i = 0; i < sizeof homes / sizeof homes[0]; i++) {
-    if (!homes[i] || !*homes[i]) continue;
-    for (size_t j = 0; j < 2; j++) {
-      snprintf(path, sizeof path, "%s/%s", homes[i], subs[j]);
-      if (access(path, R_OK) == 0) return strdup(path);
-    }
-  }
-  return NULL;
-}
-
 /* The newest PTX target this LLVM knows that the GPU runs (the driver's JIT
 ** takes PTX for an older sm on a newer GPU). */
 static void pick_sm(cuda_impl *im) {
@@ -197,7 +178,7 @@ jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, siz
     return NULL;
   }
   pick_sm(im);
-  im->libdevice = find_libdevice();
+  im->libdevice = jit_find_libdevice();
   if (!load_service(be, err, errlen)) {
     cuda_destroy(be);
     return NULL;

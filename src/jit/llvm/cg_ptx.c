@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Linker.h>
@@ -218,6 +219,25 @@ static bool is_libdevice_call(LLVMValueRef f) {
   size_t n;
   const char *name = LLVMGetValueName2(f, &n);
   return n > 5 && strncmp(name, "__nv_", 5) == 0;
+}
+
+/* jit.h: LT_LIBDEVICE, then the toolkit
+** under CUDA_HOME, CUDA_PATH and the usual install places. */
+char *jit_find_libdevice(void) {
+  const char *file = getenv("LT_LIBDEVICE");
+  if (file && *file) return access(file, R_OK) == 0 ? strdup(file) : NULL;
+  const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda", "/usr/lib/nvidia-cuda-toolkit",
+                         "/opt/cuda"};
+  const char *subs[] = {"nvvm/libdevice/libdevice.10.bc", "libdevice/libdevice.10.bc"};
+  char path[1024];
+  for (size_t i = 0; i < sizeof homes / sizeof homes[0]; i++) {
+    if (!homes[i] || !*homes[i]) continue;
+    for (size_t j = 0; j < 2; j++) {
+      snprintf(path, sizeof path, "%s/%s", homes[i], subs[j]);
+      if (access(path, R_OK) == 0) return strdup(path);
+    }
+  }
+  return NULL;
 }
 
 /* Links CUDA's libdevice into mod when mod calls one of its __nv_ functions
