@@ -16,7 +16,7 @@ foreach(src ${UNIT_TESTS})
   endif()
   add_test(NAME unit/${name} COMMAND unit_${name})
   set_tests_properties(unit/${name} PROPERTIES SKIP_RETURN_CODE 77
-    ENVIRONMENT "LT_PTXAS=${PTXAS};LT_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+    ENVIRONMENT "LT_PTXAS=${PTXAS};LT_SOURCE_DIR=${CMAKE_SOURCE_DIR};LT_MOCK_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>")
 endforeach()
 
 file(GLOB IR_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/ir/*.ir)
@@ -81,6 +81,24 @@ list(APPEND RT_NATIVE_SRC ${CMAKE_SOURCE_DIR}/src/runtime/host/mempool.c)
 add_library(lattice_rt_native STATIC ${RT_NATIVE_SRC})
 target_include_directories(lattice_rt_native PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/tests/unit)
 target_link_libraries(lattice_rt_native PUBLIC Threads::Threads)
+
+# ---- the mock CUDA driver (tests/cuda/mock_driver.c): a libcuda.so.1 stand-in
+# for testing the CUDA backend's host logic without a GPU; unit tests find it
+# in $LT_MOCK_CUDA_DRIVER and load it like the real one (LT_CUDA_DRIVER). The
+# runtime is compiled in so that the lt_serve kernel can run rt_serve natively;
+# -fvisibility=hidden keeps that copy private, exporting only the driver API.
+# Without src/runtime/service.c (rt_serve), lt_serve launches are refused.
+add_library(lt_mock_cuda MODULE ${CMAKE_SOURCE_DIR}/tests/cuda/mock_driver.c ${RT_DEVICE_SRC})
+set_target_properties(lt_mock_cuda PROPERTIES OUTPUT_NAME ltmockcuda
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/cuda C_VISIBILITY_PRESET hidden)
+target_include_directories(lt_mock_cuda PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(lt_mock_cuda PRIVATE Threads::Threads)
+if(EXISTS ${CMAKE_SOURCE_DIR}/src/runtime/service.c)
+  target_compile_definitions(lt_mock_cuda PRIVATE LT_MOCK_HAVE_SERVE)
+endif()
+if(NOT LT_SANITIZE)   # the sanitizer runtimes are the executable's: undefined here
+  target_link_options(lt_mock_cuda PRIVATE -Wl,-z,defs)   # an entry point left unwritten fails the link
+endif()
 
 # The threaded runtime test again under ThreadSanitizer (it cannot share a
 # binary with ASan, so only in builds without LT_SANITIZE).
