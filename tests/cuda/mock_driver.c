@@ -13,7 +13,8 @@
 **
 ** The mock cannot run PTX. A kernel named lt_serve(rt_runtime *rt,
 ** rt_request *req) -- the backend's host-request kernel -- runs rt_serve
-** natively (the runtime's C sources are linked in); every other launch is
+** natively (the runtime's C sources are linked in; a test may put its own
+** function in rt_serve's place); every other launch is
 ** counted and does nothing. Modules must be PTX text with .version and
 ** .target; a function exists when the PTX has `.entry NAME(`.
 **
@@ -53,11 +54,16 @@ CUDA_DRIVER_FUNCTIONS(F)
 __attribute__((used)) static const cuda_driver every_entry_point = {CUDA_DRIVER_FUNCTIONS(F)};
 #undef F
 
+struct rt_runtime;                  /* src/runtime/runtime.h */
+struct rt_request;                  /* src/runtime/service.h */
+
 /* Extras for tests (tests/unit/test_cuda_mock.c), looked up with dlsym. */
 EXPORT int lt_mock_cuda_launches(void);
 EXPORT int lt_mock_cuda_serves(void);
 EXPORT size_t lt_mock_cuda_allocated(void);
 EXPORT const char *lt_mock_cuda_last_kernel(void);
+typedef void (*lt_mock_cuda_serve_fn)(struct rt_runtime *rt, struct rt_request *req);
+EXPORT void lt_mock_cuda_set_serve(lt_mock_cuda_serve_fn fn);
 
 /* CUresult values the mock returns beyond cuda_driver.h's */
 enum {
@@ -116,6 +122,7 @@ static struct CUmod_st *modules;
 static struct CUevent_st *events;
 static int launches, serves;
 static char last_kernel[NAME_MAX_BYTES];
+static lt_mock_cuda_serve_fn serve_hook;   /* replaces rt_serve when set */
 
 /* Whether LT_MOCK_CUDA_FAIL lists `what`. */
 static int fail_on(const char *what) {
@@ -617,14 +624,20 @@ CUresult cuEventDestroy(CUevent e) { LOCKED(event_destroy(e)); }
 ** and device addresses are host addresses, so the request runs right here. */
 static CUresult serve(void **params) {
   if (!params || !params[0] || !params[1]) return ERR_INVALID_VALUE;
+  struct rt_runtime *rt = *(struct rt_runtime **)params[0];
+  struct rt_request *req = *(struct rt_request **)params[1];
+  if (serve_hook) {
+    serve_hook(rt, req);
+  } else {
 #ifdef LT_MOCK_HAVE_SERVE
-  rt_serve(*(struct rt_runtime **)params[0], *(struct rt_request **)params[1]);
+    rt_serve(rt, req);
+#else
+    fprintf(stderr, "mock CUDA driver: built without src/runtime/service.c, cannot run lt_serve\n");
+    return ERR_NOT_SUPPORTED;
+#endif
+  }
   serves++;
   return CUDA_SUCCESS;
-#else
-  fprintf(stderr, "mock CUDA driver: built without src/runtime/service.c, cannot run lt_serve\n");
-  return ERR_NOT_SUPPORTED;
-#endif
 }
 
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
@@ -678,3 +691,11 @@ size_t lt_mock_cuda_allocated(void) {
 
 /* The name of the kernel launched last ("" before any launch). */
 const char *lt_mock_cuda_last_kernel(void) { return last_kernel; }
+
+/* Makes lt_serve call fn instead of rt_serve (NULL: rt_serve again), so a
+** test can see the arguments a backend passes. */
+void lt_mock_cuda_set_serve(lt_mock_cuda_serve_fn fn) {
+  pthread_mutex_lock(&lock);
+  serve_hook = fn;
+  pthread_mutex_unlock(&lock);
+}

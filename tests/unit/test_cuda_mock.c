@@ -18,6 +18,10 @@ enum { INVALID_VALUE = 1, INVALID_CONTEXT = 201, INVALID_PTX = 218, INVALID_HAND
 
 static cuda_driver d;
 static int (*launches)(void);
+static int (*serves)(void);
+struct rt_runtime;
+struct rt_request;
+static void (*set_serve)(void (*fn)(struct rt_runtime *rt, struct rt_request *req));
 static size_t (*allocated)(void);
 static const char *(*last_kernel)(void);
 
@@ -26,6 +30,15 @@ static const char *ptx =
     "\t// .globl\tk_task0\n.visible .entry k_task0(\n\t.param .u64 k_task0_param_0\n)\n{\n\tret;\n}\n"
     ".entry helper  (\n)\n{\n\tret;\n}\n"
     ".visible .entry lt_serve(\n\t.param .u64 p0,\n\t.param .u64 p1\n)\n{\n\tret;\n}\n";
+
+/* Stands in for rt_serve: records its arguments, answers in the request. */
+static void *served_rt, *served_req;
+static void fake_serve(struct rt_runtime *rt, struct rt_request *req) {
+  served_rt = rt;
+  served_req = req;
+  uint64_t reply = 0x5E4E;
+  memcpy(req, &reply, sizeof reply);
+}
 
 static void *other_thread(void *arg) {
   CUdeviceptr p;
@@ -124,13 +137,27 @@ static void test_modules(void) {
   CHECK(launches() == before + 1);
   CHECK(d.cuCtxSynchronize() == 0);        /* a refused launch loses nothing */
 
-  /* lt_serve runs rt_serve natively once src/runtime/service.c exists */
+  /* lt_serve: the arguments params[] points at reach rt_serve (here the
+  ** test's stand-in), on the host as device addresses are host addresses */
   CUfunction s;
   CHECK(d.cuModuleGetFunction(&s, m, "lt_serve") == 0);
+  CUdeviceptr rt, req;
+  CHECK(d.cuMemAlloc(&rt, 256) == 0 && d.cuMemAlloc(&req, 64) == 0);
+  void *params[] = {&rt, &req};
+  int served = serves();
+  set_serve(fake_serve);
+  CHECK(d.cuLaunchKernel(s, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL) == 0);
+  CHECK(served_rt == (void *)(uintptr_t)rt && served_req == (void *)(uintptr_t)req);
+  CHECK(serves() == served + 1 && launches() == before + 2);
+  CHECK_STREQ(last_kernel(), "lt_serve");
+  uint64_t reply = 0;
+  CHECK(d.cuMemcpyDtoH(&reply, req, sizeof reply) == 0 && reply == 0x5E4E);
+  CHECK(d.cuLaunchKernel(s, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) == INVALID_VALUE);
+  set_serve(NULL);
 #if !__has_include("runtime/service.h")
-  void *rt = NULL, *req = NULL, *params[] = {&rt, &req};
   CHECK(d.cuLaunchKernel(s, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL) == NOT_SUPPORTED);
 #endif
+  CHECK(d.cuMemFree(rt) == 0 && d.cuMemFree(req) == 0);
 
   /* events: recorded ones time 0.001 ms */
   CUevent e0, e1;
@@ -232,9 +259,11 @@ int main(void) {
   SYM(launches, "lt_mock_cuda_launches");
   SYM(allocated, "lt_mock_cuda_allocated");
   SYM(last_kernel, "lt_mock_cuda_last_kernel");
-  CHECK(launches && allocated && last_kernel);
+  SYM(serves, "lt_mock_cuda_serves");
+  SYM(set_serve, "lt_mock_cuda_set_serve");
+  CHECK(launches && allocated && last_kernel && serves && set_serve);
   CHECK(dlsym(d.lib, "rt_runtime_init") == NULL);   /* the runtime copy stays private */
-  if (!launches || !allocated || !last_kernel) return check_finish("test_cuda_mock");
+  if (!launches || !allocated || !last_kernel || !serves || !set_serve) return check_finish("test_cuda_mock");
 
   CUdeviceptr p;
   CHECK(d.cuMemAlloc(&p, 16) == 3);        /* before cuInit: CUDA_ERROR_NOT_INITIALIZED */
