@@ -274,6 +274,8 @@ int main(void) {
   test_memory();
   test_modules();
   test_context_lost();
+  CHECK(d.cuDevicePrimaryCtxRelease(0) == 0 && allocated() == 0);   /* frees what is left */
+  CHECK(d.cuDevicePrimaryCtxRelease(0) == INVALID_CONTEXT);
   cuda_driver_unload(&d);
   return check_finish("test_cuda_mock");
 }
