@@ -14,9 +14,9 @@
 ** The mock cannot run PTX. A kernel named lt_serve(rt_runtime *rt,
 ** rt_request *req) -- the backend's host-request kernel -- runs rt_serve
 ** natively (the runtime's C sources are linked in; a test may put its own
-** function in rt_serve's place); every other launch is
-** counted and does nothing. Modules must be PTX text with .version and
-** .target; a function exists when the PTX has `.entry NAME(`.
+** function in rt_serve's place); every other launch is counted and does
+** nothing. Modules must be PTX text with .version and .target; a function
+** exists when the PTX has `.entry NAME(`.
 **
 ** LT_MOCK_CUDA_FAIL (read at every call; a comma-separated list) injects
 ** failures: "module": cuModuleLoadDataEx fails with CUDA_ERROR_INVALID_PTX
