@@ -16,7 +16,7 @@ foreach(src ${UNIT_TESTS})
   endif()
   add_test(NAME unit/${name} COMMAND unit_${name})
   set_tests_properties(unit/${name} PROPERTIES SKIP_RETURN_CODE 77
-    ENVIRONMENT "LT_PTXAS=${PTXAS};LT_SOURCE_DIR=${CMAKE_SOURCE_DIR}")
+    ENVIRONMENT "LT_PTXAS=${PTXAS};LT_SOURCE_DIR=${CMAKE_SOURCE_DIR};LT_MOCK_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>")
 endforeach()
 
 file(GLOB IR_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/ir/*.ir)
@@ -25,14 +25,35 @@ foreach(src ${IR_TESTS})
   add_test(NAME ir/${name} COMMAND lattice-opt --test ${src})
 endforeach()
 
+# The language tests and the examples run from the same files once per
+# variant: plain (lang/, examples/), and the ptx/ and cuda/ variants below, each
+# named with its prefix and run with its extra environment (a list). A script
+# may exit 77 (skipped), as lt.init does when the variant's arch is missing.
 file(GLOB LANG_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/lang/*.lua)
-foreach(src ${LANG_TESTS})
-  get_filename_component(name ${src} NAME_WE)
-  add_test(NAME lang/${name} COMMAND lattice ${src})
-  set_tests_properties(lang/${name} PROPERTIES SKIP_RETURN_CODE 77
-    WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/lang
-    ENVIRONMENT "LT_SOURCE_DIR=${CMAKE_SOURCE_DIR};LT_BUILD_DIR=${CMAKE_BINARY_DIR};FILECHECK=${FILECHECK}")
-endforeach()
+file(GLOB EXAMPLE_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/*.lua)
+function(lt_add_script_tests prefix env)
+  set(outdir ${CMAKE_BINARY_DIR}/example_out)
+  if(prefix)
+    string(REGEX REPLACE "/$" "" variant ${prefix})
+    set(outdir ${outdir}_${variant})
+  endif()
+  set(lang_env ${env} LT_SOURCE_DIR=${CMAKE_SOURCE_DIR} LT_BUILD_DIR=${CMAKE_BINARY_DIR} FILECHECK=${FILECHECK})
+  foreach(src ${LANG_TESTS})
+    get_filename_component(name ${src} NAME_WE)
+    add_test(NAME ${prefix}lang/${name} COMMAND lattice ${src})
+    set_tests_properties(${prefix}lang/${name} PROPERTIES SKIP_RETURN_CODE 77
+      WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/lang ENVIRONMENT "${lang_env}")
+  endforeach()
+  foreach(src ${EXAMPLE_TESTS})
+    get_filename_component(name ${src} NAME_WE)
+    add_test(NAME ${prefix}examples/${name} COMMAND lattice ${src} --test --out ${outdir})
+    set_tests_properties(${prefix}examples/${name} PROPERTIES SKIP_RETURN_CODE 77)
+    if(env)
+      set_tests_properties(${prefix}examples/${name} PROPERTIES ENVIRONMENT "${env}")
+    endif()
+  endforeach()
+endfunction()
+lt_add_script_tests("" "")
 
 file(GLOB FAIL_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fails/*.lua)
 foreach(src ${FAIL_TESTS})
@@ -42,29 +63,20 @@ foreach(src ${FAIL_TESTS})
             -P ${CMAKE_SOURCE_DIR}/tests/run_fail.cmake)
 endforeach()
 
-file(GLOB EXAMPLE_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/*.lua)
-foreach(src ${EXAMPLE_TESTS})
-  get_filename_component(name ${src} NAME_WE)
-  add_test(NAME examples/${name} COMMAND lattice ${src} --test --out ${CMAKE_BINARY_DIR}/example_out)
-endforeach()
-
 # With the CUDA toolkit's ptxas (and outside the sanitizer build, to keep its
-# time down), the language tests and examples run a second time with every
-# kernel also compiled to PTX and assembled (src/jit/ptx_check.c).
+# time down), ptx/: every kernel also compiled to PTX and assembled
+# (src/jit/ptx_check.c).
 if(PTXAS AND NOT LT_SANITIZE)
-  foreach(src ${LANG_TESTS})
-    get_filename_component(name ${src} NAME_WE)
-    add_test(NAME ptx/lang/${name} COMMAND lattice ${src})
-    set_tests_properties(ptx/lang/${name} PROPERTIES SKIP_RETURN_CODE 77
-      WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/lang
-      ENVIRONMENT "LT_CHECK_PTX=${PTXAS};LT_SOURCE_DIR=${CMAKE_SOURCE_DIR};LT_BUILD_DIR=${CMAKE_BINARY_DIR};FILECHECK=${FILECHECK}")
-  endforeach()
-  foreach(src ${EXAMPLE_TESTS})
-    get_filename_component(name ${src} NAME_WE)
-    add_test(NAME ptx/examples/${name}
-      COMMAND lattice ${src} --test --out ${CMAKE_BINARY_DIR}/example_out_ptx)
-    set_tests_properties(ptx/examples/${name} PROPERTIES ENVIRONMENT "LT_CHECK_PTX=${PTXAS}")
-  endforeach()
+  lt_add_script_tests(ptx/ "LT_CHECK_PTX=${PTXAS}")
+endif()
+
+# cuda/: the same scripts on the CUDA backend. LT_ARCH=cuda makes lt.init use
+# arch "cuda" where the script names no arch; without a usable GPU, lt.init
+# says "skipped: <reason>" and exits 77, so on a machine without one these are
+# all reported as skipped. Not in the sanitizer build, like ptx/: ASan's
+# shadow memory and the driver's address reservations get in each other's way.
+if(NOT LT_SANITIZE)
+  lt_add_script_tests(cuda/ "LT_ARCH=cuda")
 endif()
 
 # tests/cli/*.sh: the `lattice` command line and REPL; each gets the executable
@@ -81,6 +93,24 @@ list(APPEND RT_NATIVE_SRC ${CMAKE_SOURCE_DIR}/src/runtime/host/mempool.c)
 add_library(lattice_rt_native STATIC ${RT_NATIVE_SRC})
 target_include_directories(lattice_rt_native PUBLIC ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/tests/unit)
 target_link_libraries(lattice_rt_native PUBLIC Threads::Threads)
+
+# ---- the mock CUDA driver (tests/cuda/mock_driver.c): a libcuda.so.1 stand-in
+# for testing the CUDA backend's host logic without a GPU; unit tests find it
+# in $LT_MOCK_CUDA_DRIVER and load it like the real one (LT_CUDA_DRIVER). The
+# runtime is compiled in so that the lt_serve kernel can run rt_serve natively;
+# -fvisibility=hidden keeps that copy private, exporting only the driver API.
+# Without src/runtime/service.c (rt_serve), lt_serve launches are refused.
+add_library(lt_mock_cuda MODULE ${CMAKE_SOURCE_DIR}/tests/cuda/mock_driver.c ${RT_DEVICE_SRC})
+set_target_properties(lt_mock_cuda PROPERTIES OUTPUT_NAME ltmockcuda
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/cuda C_VISIBILITY_PRESET hidden)
+target_include_directories(lt_mock_cuda PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(lt_mock_cuda PRIVATE Threads::Threads)
+if(EXISTS ${CMAKE_SOURCE_DIR}/src/runtime/service.c)
+  target_compile_definitions(lt_mock_cuda PRIVATE LT_MOCK_HAVE_SERVE)
+endif()
+if(NOT LT_SANITIZE)   # the sanitizer runtimes are the executable's: undefined here
+  target_link_options(lt_mock_cuda PRIVATE -Wl,-z,defs)   # an entry point left unwritten fails the link
+endif()
 
 # The threaded runtime test again under ThreadSanitizer (it cannot share a
 # binary with ASan, so only in builds without LT_SANITIZE).
