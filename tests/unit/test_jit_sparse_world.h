@@ -35,15 +35,15 @@ static inline bool sw_init(sw *w, uint64_t pool, int threads) {
   w->p = ir_program_new();
   w->be = jit_cpu_create(threads, false, w->err, sizeof w->err);
   if (!w->be) return false;
-  w->sp = jit_sparse_create(pool, w->err, sizeof w->err);
+  w->sp = jit_sparse_create(w->be, pool, w->err, sizeof w->err);
   if (!w->sp) return false;
   w->be->sparse = w->sp;
   return true;
 }
 
 static inline void sw_free(sw *w) {
+  if (w->sp) jit_sparse_destroy(w->sp);   /* frees the pool through w->be */
   if (w->be) w->be->destroy(w->be);
-  if (w->sp) jit_sparse_destroy(w->sp);
   ir_program_free(w->p);
 }
 
