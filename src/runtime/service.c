@@ -44,6 +44,7 @@ static char *walk(rt_runtime *rt, rt_request *req) {
 
 /* The ops that end at a level's container: ACTIVATE .. APPEND. */
 static void on_level(rt_runtime *rt, rt_request *req) {
+  req->value = req->op == RT_REQ_APPEND ? -1 : 0;
   const rt_meta *m = meta_of(rt, req->snode);
   if (!m || !path_ok(rt, req)) {
     req->failed = 1;
@@ -57,7 +58,6 @@ static void on_level(rt_runtime *rt, rt_request *req) {
     req->failed = 1;
     return;
   }
-  req->value = op == RT_REQ_APPEND ? -1 : 0;
   char *node = walk(rt, req);
   if (!node) return;
   switch (op) {
