@@ -252,6 +252,7 @@ static void test_guarded(void) {
 
   CHECKF(g_outside == 0, "%d device accesses outside the pool", g_outside);
   CHECK(g_open == 0);
+  w.be->release(w.be, count);
   sw_free(&w);
   CHECK(g_pool == NULL);   /* freed through the backend */
 }
