@@ -101,7 +101,9 @@ int64_t jit_sparse_active_cells(jit_sparse *s, int snode);
 /* Takes (and clears) the runtime's recorded failure as a message naming the
 ** SNode (label from p), the bytes requested, the pool size and the setting
 ** that changes it; false when none is recorded. After a failure the program
-** stays usable: data written before it is intact, the failed write is lost. */
+** stays usable: data written before it is intact, the failed write is lost.
+** A failure of the backend itself comes first, as "the <name> backend
+** failed: <be->error>" (see the top of this file). */
 bool jit_sparse_take_error(jit_sparse *s, const ir_program *p, char *msg, size_t len);
 
 /* List reuse: whether the list of `snode`'s containers must be rebuilt before
