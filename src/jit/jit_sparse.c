@@ -3,17 +3,24 @@
 ** pool, SNode registration, tree instances, host element access, list reuse
 ** bookkeeping, counters and runtime failures as messages.
 **
-** On the CPU the pool is host memory, so everything here calls the runtime
-** (src/runtime, compiled natively into liblattice as well as to bitcode)
-** directly and walks trees exactly like generated code does.
+** The pool is device memory (jit.h): the host never dereferences it. It
+** reads and writes single fields with be->mem_read / mem_write, and every
+** operation that walks the trees or changes the runtime's state is a request
+** (src/runtime/service.h) that be->serve runs where the pool is; the host
+** computes the path (levels, cells, offsets) and the device only walks it.
+** A failure of the backend itself (a CUDA context lost) is kept as a message
+** that jit_sparse_take_error hands out.
 */
 #include "jit_sparse.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../runtime/host/mempool.h"
+#include "../runtime/service.h"
+#include "jit.h"
 
 typedef struct {
   char **v;
@@ -21,11 +28,19 @@ typedef struct {
 } root_vec;
 
 struct jit_sparse {
-  char *pool;
+  jit_backend *be;
+  char *pool;                        /* device address */
   uint64_t pool_bytes;
-  rt_runtime *rt;
+  rt_runtime *rt;                    /* device address (the start of the pool) */
+  /* The state's header as rt_runtime_init left it, read once: its array
+  ** addresses and sizes never change. Counters and the error fields are read
+  ** afresh (read_header) when needed. */
+  rt_runtime hdr;
+  bool dev_failed;                   /* a backend call failed: dev_error says why */
+  char dev_error[600];
   int32_t parent[IR_MAX_SNODES];     /* parent level of each registered SNode; -1 root */
   uint8_t registered[IR_MAX_SNODES];
+  int8_t kind[IR_MAX_SNODES];        /* rt_node_kind of each registered SNode */
   root_vec free_roots[IR_MAX_TREES]; /* root containers of freed instances */
   /* list reuse: which instance each list was built for, and logical times of
   ** the last build of a list and of the last structural change of a level */
@@ -36,8 +51,50 @@ struct jit_sparse {
   int64_t lists_reused;
 };
 
-jit_sparse *jit_sparse_create(uint64_t pool_bytes, char *err, size_t errlen) {
-  if (pool_bytes == 0) pool_bytes = JIT_SPARSE_DEFAULT_POOL;
+/* ---- the device, through the backend ---------------------------------------------- */
+
+/* Remembers why the backend failed (the first failure since the last
+** jit_sparse_take_error). */
+static void device_failed(jit_sparse *s) {
+  if (!s->dev_failed)
+    snprintf(s->dev_error, sizeof s->dev_error, "the %s backend failed: %s", s->be->name,
+             s->be->error[0] ? s->be->error : "unknown error");
+  s->dev_failed = true;
+}
+
+static bool dev_serve(jit_sparse *s, rt_request *req) {
+  if (s->be->serve(s->be, s->rt, req)) return true;
+  device_failed(s);
+  return false;
+}
+
+static bool dev_read(jit_sparse *s, void *dst, const char *src, size_t n) {
+  if (s->be->mem_read(s->be, dst, src, n)) return true;
+  device_failed(s);
+  return false;
+}
+
+static bool dev_write(jit_sparse *s, char *dst, const void *src, size_t n) {
+  if (s->be->mem_write(s->be, dst, src, n)) return true;
+  device_failed(s);
+  return false;
+}
+
+/* Device addresses of the state's header fields and of its per-SNode arrays. */
+#define RT_FIELD(s, f) ((char *)(s)->rt + offsetof(rt_runtime, f))
+#define RT_ITEM(s, array, i) ((char *)((s)->hdr.array + (i)))
+
+/* Re-reads the header (counters, bump pointer, error fields); false (and
+** the header unchanged) when the backend fails. */
+static bool read_header(jit_sparse *s) {
+  rt_runtime h;
+  if (!dev_read(s, &h, (const char *)s->rt, sizeof h)) return false;
+  s->hdr = h;
+  return true;
+}
+
+jit_sparse *jit_sparse_create(jit_backend *be, uint64_t pool_bytes, char *err, size_t errlen) {
+  if (pool_bytes == 0) pool_bytes = be->default_pool ? be->default_pool : JIT_SPARSE_DEFAULT_POOL;
   if (pool_bytes > RT_MAX_POOL) {
     snprintf(err, errlen,
              "a memory pool of %llu bytes is more than the runtime can address (%llu bytes); "
@@ -59,34 +116,45 @@ jit_sparse *jit_sparse_create(uint64_t pool_bytes, char *err, size_t errlen) {
     snprintf(err, errlen, "out of memory creating the sparse runtime");
     return NULL;
   }
-  s->pool = rt_mempool_reserve(pool_bytes, err, errlen);
+  s->be = be;
+  be->error[0] = 0;
+  s->pool = be->mem_alloc(be, pool_bytes);
   if (!s->pool) {
+    snprintf(err, errlen, "%s", be->error[0] ? be->error : "cannot allocate the memory pool");
     free(s);
     return NULL;
   }
   s->pool_bytes = pool_bytes;
-  s->rt = rt_runtime_init(s->pool, pool_bytes, IR_MAX_SNODES, JIT_SPARSE_AMBIENT_BYTES);
-  if (!s->rt) {   /* cannot happen after the size check, but never crash */
-    snprintf(err, errlen, "cannot place the sparse runtime in a pool of %llu bytes",
-             (unsigned long long)pool_bytes);
-    rt_mempool_release(s->pool, pool_bytes);
-    free(s);
-    return NULL;
-  }
   /* Cells stop this far short of the end, so that a program that filled
   ** its pool can still build the lists that deactivation needs. */
   uint64_t reserve = pool_bytes / 32;
   if (reserve < (1u << 20)) reserve = 1u << 20;
   if (reserve > (64u << 20)) reserve = 64u << 20;
-  s->rt->reserve = reserve;
-  for (int i = 0; i < IR_MAX_SNODES; i++) s->parent[i] = -1;
-  return s;
+  rt_request req = {.op = RT_REQ_INIT, .pool = s->pool, .bytes = pool_bytes,
+                    .nsnodes = IR_MAX_SNODES, .ambient_bytes = JIT_SPARSE_AMBIENT_BYTES,
+                    .reserve = reserve};
+  if (!be->serve(be, NULL, &req)) {
+    snprintf(err, errlen, "cannot set up the sparse runtime: %s", be->error);
+  } else if (req.failed) {   /* cannot happen after the size check, but never crash */
+    snprintf(err, errlen, "cannot place the sparse runtime in a pool of %llu bytes",
+             (unsigned long long)pool_bytes);
+  } else {
+    s->rt = (rt_runtime *)req.addr;
+    if (read_header(s)) {
+      for (int i = 0; i < IR_MAX_SNODES; i++) s->parent[i] = -1;
+      return s;
+    }
+    snprintf(err, errlen, "cannot read the sparse runtime's state: %s", be->error);
+  }
+  be->mem_free(be, s->pool, pool_bytes);
+  free(s);
+  return NULL;
 }
 
 void jit_sparse_destroy(jit_sparse *s) {
   if (!s) return;
   for (int t = 0; t < IR_MAX_TREES; t++) free(s->free_roots[t].v);
-  rt_mempool_release(s->pool, s->pool_bytes);
+  s->be->mem_free(s->be, s->pool, s->pool_bytes);
   free(s);
 }
 
@@ -163,14 +231,15 @@ static bool add_level(jit_sparse *s, const ir_snode *sn, char *err, size_t errle
                "supports (2^31 - 1)", what, (long long)sn->num_cells);
       return false;
     }
-    rt_meta m;
-    fill_meta(sn, &m);
-    if (!rt_runtime_add_snode(s->rt, &m)) {
+    rt_request req = {.op = RT_REQ_ADD_SNODE};
+    fill_meta(sn, &req.meta);
+    if (!dev_serve(s, &req) || !req.value) {
       if (!jit_sparse_take_error(s, NULL, err, errlen))
         snprintf(err, errlen, "the sparse runtime refused SNode %s", what);
       return false;
     }
     s->registered[sn->id] = 1;
+    s->kind[sn->id] = (int8_t)req.meta.kind;
     s->parent[sn->id] = sn->parent ? sn->parent->id : -1;
   }
   for (int i = 0; i < sn->nchildren; i++)
@@ -188,9 +257,10 @@ bool jit_sparse_add_tree(jit_sparse *s, const ir_program *p, int tree, char *err
 
 /* ---- instances ----------------------------------------------------------------------- */
 
-/* Bytes still free for cells and instances (the reserve is for lists). */
-static uint64_t cells_left(const rt_runtime *rt) {
-  uint64_t end = rt->pool_size - rt->reserve, used = rt_mempool_used(rt);
+/* Bytes still free for cells and instances (the reserve is for lists), as
+** of the last read_header. */
+static uint64_t cells_left(const jit_sparse *s) {
+  uint64_t end = s->hdr.pool_size - s->hdr.reserve, used = s->hdr.pool_used;
   return used < end ? end - used : 0;
 }
 
@@ -199,38 +269,59 @@ char *jit_sparse_new_instance(jit_sparse *s, const ir_program *p, int tree, char
   if (fr->n > 0) return fr->v[--fr->n];   /* zeroed by jit_sparse_free_instance */
   const ir_snode *root = p->trees[tree].root;
   uint64_t bytes = (uint64_t)(p->trees[tree].bytes > 0 ? p->trees[tree].bytes : 8);
-  char *mem = rt_runtime_bump_data(s->rt, bytes, 64, root->id);
-  if (!mem) {
+  rt_request req = {.op = RT_REQ_BUMP_DATA, .bytes = bytes, .align = 64, .snode = root->id};
+  if (!dev_serve(s, &req)) {
+    jit_sparse_take_error(s, p, err, errlen);
+    return NULL;
+  }
+  if (req.failed) {
     char what[256];
     describe_snode(root, what, sizeof what);
+    read_header(s);
     snprintf(err, errlen,
              "out of device memory: the tree %s needs %llu bytes, but the memory pool of %llu "
              "bytes has only %llu left; raise it with lt.init{device_memory=...}",
              what, (unsigned long long)bytes, (unsigned long long)s->pool_bytes,
-             (unsigned long long)cells_left(s->rt));
+             (unsigned long long)cells_left(s));
     /* reported here; the runtime's record would otherwise blame the next launch */
-    s->rt->error = RT_RTERR_OK;
+    int32_t ok = RT_RTERR_OK;
+    dev_write(s, RT_FIELD(s, error), &ok, sizeof ok);
     return NULL;
   }
-  return mem;
+  return req.addr;
 }
 
 static void invalidate_lists(jit_sparse *s, int snode) { s->list_root[snode] = NULL; }
 
-/* Builds the lists of every level from the root down to `level` (the root's
-** list holds `root`). Host-side, so it invalidates the launcher's records. */
-static void build_lists(jit_sparse *s, const ir_snode *level, char *root) {
-  const ir_snode *path[64];
-  int n = 0;
-  for (const ir_snode *q = level; q && n < 64; q = q->parent) path[n++] = q;
-  rt_listgen_root(s->rt, path[n - 1]->id, root);
-  invalidate_lists(s, path[n - 1]->id);
-  for (int l = n - 2; l >= 0; l--) {
-    const ir_snode *lvl = path[l];
-    rt_list_clear(s->rt, lvl->id);
-    rt_listgen(s->rt, lvl->parent->id, lvl->id, lvl->offset, 0, rt_listgen_size(s->rt, lvl->parent->id));
-    invalidate_lists(s, lvl->id);
+/* Cell number of `lvl` for physical indices phys (snode.h). */
+static int32_t cell_of(const ir_snode *lvl, const int64_t *phys) {
+  if (lvl->kind == IR_SN_root) return 0;
+  int64_t cell = 0;
+  for (int k = 0; k < lvl->naxes; k++) {
+    int a = lvl->axes[k];
+    int64_t c = (phys[a] / lvl->below[a]) % lvl->shape[k];
+    cell = cell * lvl->shape[k] + c;
   }
+  return (int32_t)cell;
+}
+
+/* Puts the levels from the root down to target's parent into req->path:
+** each level's id, the cell the walk takes at phys (NULL: none) and the
+** offset of the next level's container (or target's value) in that cell.
+** false when the tree is deeper than a request holds (snode.c stops that). */
+static bool fill_path(rt_request *req, const ir_snode *target, const int64_t *phys) {
+  const ir_snode *path[RT_REQ_MAX_DEPTH + 1];
+  int n = 0;
+  const ir_snode *q = target;
+  for (; q && n <= RT_REQ_MAX_DEPTH; q = q->parent) path[n++] = q;
+  if (q) return false;
+  req->depth = n - 1;
+  for (int l = n - 1, k = 0; l > 0; l--, k++) {
+    req->path[k].snode = path[l]->id;
+    req->path[k].cell = phys ? cell_of(path[l], phys) : 0;
+    req->path[k].offset = path[l - 1]->offset;
+  }
+  return true;
 }
 
 static int depth_of(const ir_snode *q) {
@@ -257,9 +348,10 @@ void jit_sparse_deactivate_all(jit_sparse *s, const ir_snode *level, char *root)
     }
   for (int i = 0; i < n; i++) {
     const ir_snode *d = levels[i];
-    build_lists(s, d, root);
-    rt_deactivate_all(s->rt, d->id, 0, rt_listgen_size(s->rt, d->id));
-    if (d->kind == IR_SN_pointer || d->kind == IR_SN_dynamic) rt_gc(s->rt, d->id);
+    /* the lists from the root down to d are rebuilt on the device */
+    for (const ir_snode *q = d; q; q = q->parent) invalidate_lists(s, q->id);
+    rt_request req = {.op = RT_REQ_DEACTIVATE_ALL, .snode = d->id, .root = root};
+    if (!fill_path(&req, d, NULL) || !dev_serve(s, &req)) return;
   }
 }
 
@@ -267,7 +359,11 @@ void jit_sparse_free_instance(jit_sparse *s, const ir_program *p, int tree, char
   if (!root) return;
   const ir_snode *r = p->trees[tree].root;
   jit_sparse_deactivate_all(s, r, root);
-  memset(root, 0, (size_t)p->trees[tree].bytes);   /* dense data under the root */
+  /* dense data under the root; a root that cannot be zeroed is not reused */
+  if (!s->be->mem_zero(s->be, root, (size_t)p->trees[tree].bytes)) {
+    device_failed(s);
+    return;
+  }
   for (int i = 0; i < IR_MAX_SNODES; i++)
     if (s->list_root[i] == root) s->list_root[i] = NULL;
   root_vec *fr = &s->free_roots[tree];
@@ -283,16 +379,15 @@ void jit_sparse_free_instance(jit_sparse *s, const ir_program *p, int tree, char
 
 /* ---- host access ------------------------------------------------------------------------ */
 
-/* Cell number of `lvl` for physical indices phys (snode.h). */
-static int32_t cell_of(const ir_snode *lvl, const int64_t *phys) {
-  if (lvl->kind == IR_SN_root) return 0;
-  int64_t cell = 0;
-  for (int k = 0; k < lvl->naxes; k++) {
-    int a = lvl->axes[k];
-    int64_t c = (phys[a] / lvl->below[a]) % lvl->shape[k];
-    cell = cell * lvl->shape[k] + c;
-  }
-  return (int32_t)cell;
+/* A walk request (ELEMENT .. APPEND). Only the fields before the meta are
+** cleared: a walk never reads the meta nor the path beyond depth, and zeroing
+** the whole ~750-byte request was a tenth of a Lua-scope access. */
+static void walk_request(rt_request *req, int32_t op, int32_t snode, char *root, bool activate) {
+  memset(req, 0, offsetof(rt_request, meta));
+  req->op = op;
+  req->snode = snode;
+  req->root = root;
+  req->activate = activate;
 }
 
 /* Physical indices from the virtual indices of `sn` (a place or a level). */
@@ -301,37 +396,14 @@ static void to_phys(const ir_snode *sn, const int64_t *idx, int64_t *phys) {
   for (int i = 0; i < sn->nidx; i++) phys[sn->physical_index_position[i]] = idx[i];
 }
 
-/* The container of `target` in instance root, walking like generated code:
-** activate (act) or look up every cell above it. NULL when a cell on the way
-** is inactive, or (with *failed set) when activation ran out of memory. */
-static char *walk(jit_sparse *s, const ir_snode *target, char *root, const int64_t *phys, bool act,
-                  bool *failed) {
-  const ir_snode *path[64];
-  int n = 0;
-  for (const ir_snode *q = target; q && n < 64; q = q->parent) path[n++] = q;
-  char *node = root;
-  *failed = false;
-  for (int l = n - 1; l > 0; l--) {
-    const ir_snode *lvl = path[l], *child = path[l - 1];
-    const rt_meta *m = &s->rt->metas[lvl->id];
-    int32_t i = cell_of(lvl, phys);
-    char *cell = act ? rt_node_activate(m, node, i) : rt_node_lookup_element(m, node, i);
-    if (cell == s->rt->sink) {
-      *failed = true;
-      return NULL;
-    }
-    if (cell == s->rt->ambient) return NULL;
-    node = cell + child->offset;
-  }
-  return node;
-}
-
 char *jit_sparse_element(jit_sparse *s, const ir_snode *place, char *root, const int64_t *idx,
                          bool activate) {
   int64_t phys[IR_MAX_INDICES];
-  bool failed;
   to_phys(place, idx, phys);
-  return walk(s, place, root, phys, activate, &failed);
+  rt_request req;
+  walk_request(&req, RT_REQ_ELEMENT, 0, root, activate);
+  if (!fill_path(&req, place, phys) || !dev_serve(s, &req)) return NULL;
+  return req.addr;
 }
 
 /* A dynamic's whole-list operations take its parent's indices. */
@@ -341,71 +413,77 @@ static bool whole_list(const ir_snode *level, jit_sn_op op) {
 
 int64_t jit_sparse_snode_op(jit_sparse *s, const ir_snode *level, char *root, const int64_t *idx,
                             jit_sn_op op) {
+  static const int32_t ops[] = {[JIT_SN_ACTIVATE] = RT_REQ_ACTIVATE, [JIT_SN_DEACTIVATE] = RT_REQ_DEACTIVATE,
+                                [JIT_SN_IS_ACTIVE] = RT_REQ_IS_ACTIVE, [JIT_SN_LENGTH] = RT_REQ_LENGTH};
+  if ((int)op < 0 || op > JIT_SN_LENGTH) return -1;
   int64_t phys[IR_MAX_INDICES];
-  bool failed;
-  to_phys(whole_list(level, op) ? level->parent : level, idx, phys);
-  char *node = walk(s, level, root, phys, op == JIT_SN_ACTIVATE, &failed);
-  if (!node) return 0;
-  const rt_meta *m = &s->rt->metas[level->id];
-  if (level->kind == IR_SN_dynamic && op == JIT_SN_LENGTH) return rt_dynamic_length(m, node);
-  if (op == JIT_SN_LENGTH) return -1;
-  if (whole_list(level, op)) {
-    rt_dynamic_deactivate(m, node, 0);
-    return 0;
-  }
-  int32_t i = cell_of(level, phys);
-  switch (op) {
-  case JIT_SN_ACTIVATE: return rt_node_activate(m, node, i) != s->rt->sink;
-  case JIT_SN_IS_ACTIVE: return rt_node_is_active(m, node, i);
-  case JIT_SN_DEACTIVATE: rt_node_deactivate(m, node, i); return 0;
-  default: return -1;
-  }
+  bool whole = whole_list(level, op);
+  to_phys(whole ? level->parent : level, idx, phys);
+  rt_request req;
+  walk_request(&req, ops[op], level->id, root, op == JIT_SN_ACTIVATE);
+  req.cell = whole ? 0 : cell_of(level, phys);
+  if (!fill_path(&req, level, phys) || !dev_serve(s, &req)) return 0;
+  return req.value;
 }
 
 char *jit_sparse_append(jit_sparse *s, const ir_snode *level, char *root, const int64_t *idx,
                         int32_t *index_out) {
   int64_t phys[IR_MAX_INDICES];
-  bool failed;
   *index_out = -1;
   if (level->kind != IR_SN_dynamic) return NULL;
   to_phys(level->parent, idx, phys);
-  char *node = walk(s, level, root, phys, true, &failed);
-  if (!node) return NULL;
-  const rt_meta *m = &s->rt->metas[level->id];
-  int32_t i = rt_dynamic_append(m, node);
-  if (i < 0) return NULL;
-  char *cell = rt_dynamic_activate(m, node, i);
-  *index_out = i;
-  return cell == s->rt->sink ? NULL : cell;
+  rt_request req;
+  walk_request(&req, RT_REQ_APPEND, level->id, root, true);
+  if (!fill_path(&req, level, phys)) return NULL;
+  if (!dev_serve(s, &req)) {
+    *index_out = 0;   /* not "full": jit_sparse_take_error has the backend's failure */
+    return NULL;
+  }
+  *index_out = (int32_t)req.value;
+  return req.addr;
 }
 
 void jit_sparse_gc_all(jit_sparse *s) {
   for (int i = 0; i < IR_MAX_SNODES; i++) {
-    if (!s->registered[i]) continue;
-    int32_t kind = s->rt->metas[i].kind;
-    if ((kind == RT_KIND_POINTER || kind == RT_KIND_DYNAMIC) && s->rt->allocators[i].recycled.size > 0)
-      rt_gc(s->rt, i);
+    if (!s->registered[i] || (s->kind[i] != RT_KIND_POINTER && s->kind[i] != RT_KIND_DYNAMIC)) continue;
+    int32_t recycled;
+    const char *at = RT_ITEM(s, allocators, i) + offsetof(rt_allocator, recycled) + offsetof(rt_list, size);
+    if (!dev_read(s, &recycled, at, sizeof recycled)) return;
+    rt_request req = {.op = RT_REQ_GC, .snode = i};
+    if (recycled > 0 && !dev_serve(s, &req)) return;
   }
 }
 
 /* ---- counters and errors ------------------------------------------------------------------- */
 
 void jit_sparse_get_stats(jit_sparse *s, jit_sparse_stats *out) {
+  read_header(s);   /* on failure: the last counters read */
   out->pool_bytes = s->pool_bytes;
-  out->pool_used = rt_mempool_used(s->rt);
-  out->lists_built = __atomic_load_n(&s->rt->lists_built, __ATOMIC_RELAXED);
+  out->pool_used = s->hdr.pool_used;
+  out->lists_built = s->hdr.lists_built;
   out->lists_reused = s->lists_reused;
-  out->gc_runs = __atomic_load_n(&s->rt->gc_runs, __ATOMIC_RELAXED);
+  out->gc_runs = s->hdr.gc_runs;
 }
 
 int64_t jit_sparse_active_cells(jit_sparse *s, int snode) {
   if (snode < 0 || snode >= IR_MAX_SNODES || !s->registered[snode]) return 0;
-  return rt_runtime_active(s->rt, snode);
+  int64_t n = 0;
+  dev_read(s, &n, RT_ITEM(s, active, snode), sizeof n);
+  return n;
 }
 
 bool jit_sparse_take_error(jit_sparse *s, const ir_program *p, char *msg, size_t len) {
-  rt_runtime *rt = s->rt;
-  if (rt->error == RT_RTERR_OK) return false;
+  int32_t code = RT_RTERR_OK;
+  /* the error word alone first: this runs after every launch */
+  if (!s->dev_failed) dev_read(s, &code, RT_FIELD(s, error), sizeof code);
+  if (!s->dev_failed && code != RT_RTERR_OK) read_header(s);
+  if (s->dev_failed) {
+    snprintf(msg, len, "%s", s->dev_error);
+    s->dev_failed = false;
+    return true;
+  }
+  if (code == RT_RTERR_OK) return false;
+  const rt_runtime *rt = &s->hdr;
   char what[256];
   int sid = rt->error_snode;
   if (p && sid >= 0 && sid < p->nsnodes && p->snodes[sid])
@@ -418,12 +496,13 @@ bool jit_sparse_take_error(jit_sparse *s, const ir_program *p, char *msg, size_t
              "bytes has only %llu left; raise it with lt.init{device_memory=...} or deactivate "
              "cells sooner (the write that failed was lost)",
              what, (long long)rt->error_bytes, (unsigned long long)rt->pool_size,
-             (unsigned long long)cells_left(rt));
+             (unsigned long long)cells_left(s));
   else
     rt_runtime_describe_error(rt, what, msg, len);
-  rt->error = RT_RTERR_OK;
-  rt->error_snode = 0;
-  rt->error_bytes = 0;
+  /* error, error_snode and error_bytes are adjacent: clear them in one write */
+  static const char zero[offsetof(rt_runtime, error_bytes) + sizeof(int64_t) - offsetof(rt_runtime, error)];
+  s->hdr.error = RT_RTERR_OK;
+  dev_write(s, RT_FIELD(s, error), zero, sizeof zero);
   return true;
 }
 
@@ -434,9 +513,12 @@ bool jit_sparse_take_error(jit_sparse *s, const ir_program *p, char *msg, size_t
 ** turned into a logical time, so one flag serves every list under L. */
 
 static void harvest(jit_sparse *s, int snode) {
-  int32_t *f = &s->rt->changed[snode];
-  if (__atomic_load_n(f, __ATOMIC_RELAXED)) {
-    __atomic_store_n(f, 0, __ATOMIC_RELAXED);
+  int32_t f = 1;   /* a flag that cannot be read counts as changed */
+  char *at = RT_ITEM(s, changed, snode);
+  dev_read(s, &f, at, sizeof f);
+  if (f) {
+    int32_t zero = 0;
+    dev_write(s, at, &zero, sizeof zero);
     s->change_stamp[snode] = ++s->clock;
   }
 }
@@ -463,7 +545,11 @@ void jit_sparse_list_built(jit_sparse *s, const ir_program *p, int snode, char *
 
 void jit_sparse_root_list(jit_sparse *s, int root_snode, char *root) {
   if (s->list_root[root_snode] == root && root) return;
-  rt_listgen_root(s->rt, root_snode, root);
+  rt_request req = {.op = RT_REQ_LIST_ROOT, .snode = root_snode, .root = root};
+  if (!dev_serve(s, &req) || req.failed) {
+    s->list_root[root_snode] = NULL;
+    return;
+  }
   s->list_root[root_snode] = root;
   s->list_stamp[root_snode] = ++s->clock;
 }

@@ -11,8 +11,18 @@
 ** kernel is compiled against a tree (its SNode ids); which instance it runs
 ** on is only the root pointer in rt_context.roots[tree] at launch.
 **
-** On the CPU the pool is host memory, so the host functions below call the
-** runtime (src/runtime, also compiled natively into liblattice) directly.
+** The pool is the backend's device memory (jit.h): the functions below reach
+** it only through the jit_backend given to jit_sparse_create (mem_read and
+** mem_write for single fields, serve for everything that walks trees or
+** changes the runtime: src/runtime/service.h). Addresses they return (tree
+** instances, elements, appended cells) are DEVICE addresses: dereference
+** them only when be->host_memory, else copy with be->mem_read / mem_write.
+**
+** When the backend itself fails (e.g. the CUDA context is lost) nothing
+** crashes: the function at hand gives its "nothing" answer (NULL, 0, a stale
+** list, unchanged counters) and jit_sparse_take_error then returns true with
+** "the <backend> backend failed: <be->error>" (and clears it, like a runtime
+** failure). jit_sparse_create reports such a failure in err directly.
 */
 #ifndef LATTICE_JIT_SPARSE_H
 #define LATTICE_JIT_SPARSE_H
@@ -29,10 +39,14 @@
 
 typedef struct jit_sparse jit_sparse;
 
-/* Reserves a pool of pool_bytes (0: JIT_SPARSE_DEFAULT_POOL) and places the
-** runtime state in it; NULL with a message in err on failure. */
-jit_sparse *jit_sparse_create(uint64_t pool_bytes, char *err, size_t errlen);
+typedef struct jit_backend jit_backend;
+
+/* Takes a pool of pool_bytes (0: be->default_pool) from be->mem_alloc and
+** places the runtime state in it (be->serve); NULL with a message in err on
+** failure. be must outlive the jit_sparse: destroy this first. */
+jit_sparse *jit_sparse_create(jit_backend *be, uint64_t pool_bytes, char *err, size_t errlen);
 void jit_sparse_destroy(jit_sparse *s);
+/* The runtime state's device address (rt_context.runtime). */
 rt_runtime *jit_sparse_runtime(jit_sparse *s);
 
 /* Registers every level SNode of materialised tree `tree` of p (the root as a
@@ -40,7 +54,7 @@ rt_runtime *jit_sparse_runtime(jit_sparse *s);
 ** (e.g. a sparse cell larger than JIT_SPARSE_AMBIENT_BYTES). */
 bool jit_sparse_add_tree(jit_sparse *s, const ir_program *p, int tree, char *err, size_t errlen);
 
-/* A zeroed root container for a new instance of `tree` (reusing one freed by
+/* A zeroed root container (device address) for a new instance of `tree` (reusing one freed by
 ** jit_sparse_free_instance when possible); NULL with a message (pool
 ** exhausted: names the tree, the bytes, the pool size and lt.init's
 ** device_memory setting). */
@@ -51,7 +65,7 @@ char *jit_sparse_new_instance(jit_sparse *s, const ir_program *p, int tree, char
 void jit_sparse_free_instance(jit_sparse *s, const ir_program *p, int tree, char *root);
 
 /* Host access to the element of `place` at virtual indices idx in the
-** instance `root`. activate: activates the sparse cells on the way and never
+** instance `root`: the device address of its value. activate: activates the sparse cells on the way and never
 ** returns NULL unless the pool is exhausted (jit_sparse_take_error then has
 ** the message); otherwise returns NULL when a cell on the way is inactive
 ** (the value reads as zero). Indices must be in range (the caller checks). */
@@ -87,7 +101,9 @@ int64_t jit_sparse_active_cells(jit_sparse *s, int snode);
 /* Takes (and clears) the runtime's recorded failure as a message naming the
 ** SNode (label from p), the bytes requested, the pool size and the setting
 ** that changes it; false when none is recorded. After a failure the program
-** stays usable: data written before it is intact, the failed write is lost. */
+** stays usable: data written before it is intact, the failed write is lost.
+** A failure of the backend itself comes first, as "the <name> backend
+** failed: <be->error>" (see the top of this file). */
 bool jit_sparse_take_error(jit_sparse *s, const ir_program *p, char *msg, size_t len);
 
 /* List reuse: whether the list of `snode`'s containers must be rebuilt before

@@ -65,11 +65,11 @@ void lang_release_compiled(lang_compiled *c) {
 static void program_free(lang_program *p) {
   if (!p->ir) return;
   while (p->compiled) lang_release_compiled(p->compiled);
+  for (int i = 0; i < IR_MAX_TREES; i++) p->mem[i] = NULL;   /* in the pool */
+  if (p->sparse) jit_sparse_destroy(p->sparse);   /* frees the pool through p->be */
+  p->sparse = NULL;
   if (p->be) p->be->destroy(p->be);
   p->be = NULL;
-  for (int i = 0; i < IR_MAX_TREES; i++) p->mem[i] = NULL;   /* in the pool */
-  if (p->sparse) jit_sparse_destroy(p->sparse);
-  p->sparse = NULL;
   ir_program_free(p->ir);
   p->ir = NULL;
   lang_builtins_free(p);
@@ -98,7 +98,7 @@ static int l_program_new(lua_State *L) {
     lua_pushfstring(L, "cannot start the CPU backend: %s", err);
     return 2;
   }
-  p->sparse = jit_sparse_create(pool > 0 ? (uint64_t)pool : 0, err, sizeof err);
+  p->sparse = jit_sparse_create(p->be, pool > 0 ? (uint64_t)pool : 0, err, sizeof err);
   if (!p->sparse) {
     p->be->destroy(p->be);
     p->be = NULL;

@@ -74,7 +74,8 @@ typedef struct rt_context {
   _(rt_gc_stage2, "void", "rt_runtime*, i32 snode, i32 worker, i32 nworkers, i32 lane, i32 nlanes") \
   _(rt_runtime_init, "rt_runtime*", "i8* pool, u64 size, i32 nsnodes, i64 ambient_bytes") \
   _(rt_runtime_add_snode, "i32", "rt_runtime*, rt_meta*")                               \
-  _(rt_runtime_meta, "rt_meta*", "rt_runtime*, i32 snode")
+  _(rt_runtime_meta, "rt_meta*", "rt_runtime*, i32 snode")                               \
+  _(rt_serve, "void", "rt_runtime*, rt_request* (service.h)")
 
 #define RT_NODE_KIND_FUNCTIONS(_, kind)                                                 \
   _(rt_##kind##_get_num_elements, "i32", "rt_meta*, i8* node")                          \

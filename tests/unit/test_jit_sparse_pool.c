@@ -12,10 +12,13 @@ static char L1[64], L2[64];
 
 static void test_too_small(void) {
   char err[512] = "";
-  jit_sparse *s = jit_sparse_create(1 << 20, err, sizeof err);
+  jit_backend *be = jit_cpu_create(1, false, err, sizeof err);
+  if (!be) { CHECKF(0, "%s", err); return; }
+  jit_sparse *s = jit_sparse_create(be, 1 << 20, err, sizeof err);
   CHECK(s == NULL);
   CHECK_CONTAINS(err, "device_memory");
   jit_sparse_destroy(s);
+  be->destroy(be);
 }
 
 /* pointer(i:4096) -> dense(i:1024) of i32: 4 KiB a block, far more than the pool */

@@ -35,15 +35,15 @@ static inline bool sw_init(sw *w, uint64_t pool, int threads) {
   w->p = ir_program_new();
   w->be = jit_cpu_create(threads, false, w->err, sizeof w->err);
   if (!w->be) return false;
-  w->sp = jit_sparse_create(pool, w->err, sizeof w->err);
+  w->sp = jit_sparse_create(w->be, pool, w->err, sizeof w->err);
   if (!w->sp) return false;
   w->be->sparse = w->sp;
   return true;
 }
 
 static inline void sw_free(sw *w) {
+  if (w->sp) jit_sparse_destroy(w->sp);   /* frees the pool through w->be */
   if (w->be) w->be->destroy(w->be);
-  if (w->sp) jit_sparse_destroy(w->sp);
   ir_program_free(w->p);
 }
 
@@ -133,19 +133,24 @@ static inline bool sw_run(sw *w, const char *fmt, ...) {
   return ok;
 }
 
-/* Host read of an integer field element (0 when inactive). */
+/* Host read of an integer field element (0 when inactive), through the
+** backend: the element's address is a device address. */
 static inline int64_t sw_get_i32(sw *w, const char *name, int64_t i, int64_t j) {
   ir_snode *pl = sw_place(w, name);
   int64_t idx[2] = {i, j};
-  int32_t *v = (int32_t *)jit_sparse_element(w->sp, pl, w->roots[pl->tree], idx, false);
-  return v ? *v : 0;
+  char *at = jit_sparse_element(w->sp, pl, w->roots[pl->tree], idx, false);
+  int32_t v = 0;
+  if (at && !w->be->mem_read(w->be, &v, at, sizeof v)) fprintf(stderr, "mem_read: %s\n", w->be->error);
+  return v;
 }
 
 static inline double sw_get_f32(sw *w, const char *name, int64_t i, int64_t j) {
   ir_snode *pl = sw_place(w, name);
   int64_t idx[2] = {i, j};
-  float *v = (float *)jit_sparse_element(w->sp, pl, w->roots[pl->tree], idx, false);
-  return v ? *v : 0.0;
+  char *at = jit_sparse_element(w->sp, pl, w->roots[pl->tree], idx, false);
+  float v = 0;
+  if (at && !w->be->mem_read(w->be, &v, at, sizeof v)) fprintf(stderr, "mem_read: %s\n", w->be->error);
+  return v;
 }
 
 static inline jit_sparse_stats sw_stats(sw *w) {

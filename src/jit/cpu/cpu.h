@@ -34,6 +34,9 @@ jit_kernel *cpu_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen)
 jit_pending *cpu_compile_start(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 jit_kernel *cpu_compile_wait(jit_backend *be, jit_pending *p, char *err, size_t errlen);
 
+/* cpu_memory.c: sets be's device-memory functions (host memory) */
+void cpu_memory_init(jit_backend *be);
+
 /* Internal to src/jit/cpu: runs one sparse task (cpu_sparse.c) on the pool.
 ** reused carries, from a task_clear_list to its task_listgen, the level
 ** whose list is kept (-1: none); sp may be NULL (no list reuse then). */

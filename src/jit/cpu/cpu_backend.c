@@ -210,6 +210,7 @@ jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen) {
   }
   be->name = "cpu";
   be->threads = rt_pool_threads(im->pool);
+  cpu_memory_init(be);
   be->compile = cpu_compile;
   be->compile_start = cpu_compile_start;
   be->compile_wait = cpu_compile_wait;
