@@ -75,15 +75,18 @@ static void program_free(lang_program *p) {
   lang_builtins_free(p);
 }
 
-/* core.program_new(arch, threads, debug, pool_bytes, fma) -> program | nil, message.
-** pool_bytes 0: JIT_SPARSE_DEFAULT_POOL. */
+/* core.program_new(arch, threads, debug, pool_bytes, fma, fraction) -> program | nil, message.
+** arch: "cpu" or "cuda". The pool: pool_bytes, else fraction of the device's
+** memory, else the backend's default (jit.h, default_pool). */
 static int l_program_new(lua_State *L) {
   const char *arch = luaL_checkstring(L, 1);
   int threads = (int)luaL_optinteger(L, 2, 0);
   bool debug = lua_toboolean(L, 3);
   lua_Integer pool = luaL_optinteger(L, 4, 0);
   bool fma = lua_toboolean(L, 5);
-  if (strcmp(arch, "cpu") != 0) {
+  lua_Number fraction = luaL_optnumber(L, 6, 0);
+  bool cuda = strcmp(arch, "cuda") == 0;
+  if (!cuda && strcmp(arch, "cpu") != 0) {
     lua_pushnil(L);
     lua_pushfstring(L, "unknown arch '%s'", arch);
     return 2;
@@ -91,19 +94,26 @@ static int l_program_new(lua_State *L) {
   lang_program *p = lua_newuserdatauv(L, sizeof *p, 0);
   memset(p, 0, sizeof *p);
   luaL_setmetatable(L, LANG_PROGRAM);
-  char err[512] = "";
-  p->be = jit_cpu_create(threads, debug, err, sizeof err);
+  char err[768] = "";
+  if (cuda) {
+    const char *driver = getenv("LT_CUDA_DRIVER");   /* tests point this at the mock driver */
+    p->be = jit_cuda_create(driver && *driver ? driver : NULL, debug, err, sizeof err);
+  } else {
+    p->be = jit_cpu_create(threads, debug, err, sizeof err);
+  }
   if (!p->be) {
     lua_pushnil(L);
-    lua_pushfstring(L, "cannot start the CPU backend: %s", err);
+    lua_pushfstring(L, "cannot start the %s backend: %s", cuda ? "CUDA" : "CPU", err);
     return 2;
   }
-  p->sparse = jit_sparse_create(p->be, pool > 0 ? (uint64_t)pool : 0, err, sizeof err);
+  uint64_t bytes = pool > 0 ? (uint64_t)pool : 0;
+  if (!bytes && fraction > 0) bytes = (uint64_t)(fraction * (double)p->be->memory_bytes);
+  p->sparse = jit_sparse_create(p->be, bytes, err, sizeof err);
   if (!p->sparse) {
     p->be->destroy(p->be);
     p->be = NULL;
     lua_pushnil(L);
-    lua_pushfstring(L, "cannot reserve the memory pool (device_memory = %I bytes): %s", pool, err);
+    lua_pushfstring(L, "cannot reserve the memory pool (device_memory = %I bytes): %s", (lua_Integer)bytes, err);
     return 2;
   }
   p->be->sparse = p->sparse;

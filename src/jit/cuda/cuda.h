@@ -21,6 +21,7 @@ typedef struct {
   CUdevice dev;
   CUcontext ctx;
   bool lost;                    /* a fault destroyed the context: every call fails */
+  char lost_why[320];           /* the failure that lost it */
   bool debug;
   char sm[16];                  /* the PTX target, e.g. "sm_90" */
   char *libdevice;              /* path, or NULL when not found */

@@ -9,6 +9,7 @@
 ** launch ends with a synchronisation (cuda_launch.c), so when a kernel call
 ** returns to Lua its writes are visible to Lua-scope reads.
 */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ bool cuda_check(jit_backend *be, CUresult r, const char *what) {
   char text[320];
   cuda_error(&im->drv, r, what, text, sizeof text);
   if (sticky(r)) {
+    if (!im->lost) snprintf(im->lost_why, sizeof im->lost_why, "%s", text);
     im->lost = true;
     snprintf(be->error, sizeof be->error,
              "%s; the GPU context is lost, so no more kernels can run in this process: fix the "
@@ -50,7 +52,7 @@ bool cuda_alive(jit_backend *be) {
   cuda_impl *im = be->impl;
   if (!im->lost) return true;
   snprintf(be->error, sizeof be->error,
-           "the GPU context was lost after an earlier fault; restart the program");
+           "the GPU context was lost after an earlier fault (%s); restart the program", im->lost_why);
   return false;
 }
 
@@ -139,13 +141,22 @@ static void pick_sm(cuda_impl *im) {
   snprintf(im->sm, sizeof im->sm, "sm_%d", sm);
 }
 
-/* lt_serve: the kernel that runs host requests (cg_ptx_service). */
+/* lt_serve: the kernel that runs host requests (cg_ptx_service). Its PTX is
+** made once per process (a few hundred ms: the whole runtime at O3) and kept
+** for later lt.init calls. */
+static pthread_mutex_t service_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *service_ptx, service_sm[16];
+
 static bool load_service(jit_backend *be, char *err, size_t errlen) {
   cuda_impl *im = be->impl;
-  char *ptx = cg_ptx_service(im->sm, err, errlen);
-  if (!ptx) return false;
-  bool ok = cuda_load_module(be, ptx, "the runtime's request kernel", &im->service, err, errlen);
-  free(ptx);
+  pthread_mutex_lock(&service_mu);
+  if (!service_ptx || strcmp(service_sm, im->sm) != 0) {
+    free(service_ptx);
+    service_ptx = cg_ptx_service(im->sm, err, errlen);
+    snprintf(service_sm, sizeof service_sm, "%s", im->sm);
+  }
+  bool ok = service_ptx && cuda_load_module(be, service_ptx, "the runtime's request kernel", &im->service, err, errlen);
+  pthread_mutex_unlock(&service_mu);
   if (!ok) return false;
   if (!cuda_check(be, im->drv.cuModuleGetFunction(&im->serve_fn, im->service, "lt_serve"), "cuModuleGetFunction(lt_serve)") ||
       !cuda_check(be, im->drv.cuMemAlloc(&im->req, sizeof(rt_request)), "cuMemAlloc (runtime request)")) {

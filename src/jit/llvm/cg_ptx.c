@@ -249,10 +249,15 @@ static bool link_libdevice(LLVMModuleRef mod, const char *libdevice, const char 
     if (LLVMIsDeclaration(f) && is_libdevice_call(f)) need = LLVMGetValueName2(f, &(size_t){0});
   if (!need) return true;
   if (!libdevice) {
+    /* "__nv_sinf" -> "sin" (the f32 variant ends in f; no base name does) */
+    char fn[64];
+    snprintf(fn, sizeof fn, "%s", need + 5);
+    size_t n = strlen(fn);
+    if (n > 1 && fn[n - 1] == 'f') fn[n - 1] = 0;
     snprintf(err, errlen,
              "kernel '%s' uses %s, which on CUDA needs libdevice from the CUDA toolkit "
              "(nvvm/libdevice/libdevice.10.bc): set CUDA_HOME to the toolkit or LT_LIBDEVICE to the file",
-             kernel, need + 5);
+             kernel, fn);
     return false;
   }
   LLVMMemoryBufferRef buf = NULL;
