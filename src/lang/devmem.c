@@ -128,7 +128,8 @@ bool lang_mem_unstage(lua_State *L, jit_backend *be, int box_idx, char *dev, siz
 
 void lang_push_number(lua_State *L, ir_type t, const char *bytes) {
   switch (t) {
-#define INT(T, ctype) case IR_##T: { ctype v; memcpy(&v, bytes, sizeof v); lua_pushinteger(L, (lua_Integer)v); break; }
+#define INT(T, ctype) \
+  case IR_##T: { ctype v; memcpy(&v, bytes, sizeof v); lua_pushinteger(L, (lua_Integer)v); break; }
   INT(i8, int8_t) INT(i16, int16_t) INT(i32, int32_t) INT(i64, int64_t)
   INT(u8, uint8_t) INT(u16, uint16_t) INT(u32, uint32_t) INT(u64, uint64_t)
 #undef INT
