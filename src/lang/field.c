@@ -7,6 +7,11 @@
 ** tree's default one). Fields under sparse levels go through the sparse
 ** runtime: reads of inactive cells give 0 without activating anything,
 ** writes activate; fill writes only the active cells.
+**
+** Field memory is device memory (jit.h): it is touched only through
+** devmem.c. Single elements are one copy each; the bulk operations (fill,
+** to_table, from_table) of a field under dense levels copy the bytes it spans
+** in its instance once each way and convert on the host (field_view).
 */
 #include <stdio.h>
 #include <string.h>
@@ -31,53 +36,11 @@ static char *element(lang_program *p, const ir_snode *s, char *mem, const int64_
   return jit_sparse_element(p->sparse, s, mem, idx, write);
 }
 
-static void push_value(lua_State *L, ir_type t, const char *ptr);
+static size_t elem_bytes(const ir_snode *s) { return (size_t)(ir_type_bits(s->dtype) + 7) / 8; }
 
-static void push_elem(lua_State *L, ir_type t, const char *ptr) {
-  if (!ptr) {
-    if (ir_type_is_float(t)) lua_pushnumber(L, 0.0);
-    else lua_pushinteger(L, 0);
-    return;
-  }
-  push_value(L, t, ptr);
-}
-
-static void push_value(lua_State *L, ir_type t, const char *ptr) {
-  switch (t) {
-#define INT(T, ctype) case IR_##T: { ctype v; memcpy(&v, ptr, sizeof v); lua_pushinteger(L, (lua_Integer)v); break; }
-  INT(i8, int8_t) INT(i16, int16_t) INT(i32, int32_t) INT(i64, int64_t)
-  INT(u8, uint8_t) INT(u16, uint16_t) INT(u32, uint32_t) INT(u64, uint64_t)
-#undef INT
-  case IR_f32: { float v; memcpy(&v, ptr, sizeof v); lua_pushnumber(L, v); break; }
-  case IR_f64: { double v; memcpy(&v, ptr, sizeof v); lua_pushnumber(L, v); break; }
-  default: lua_pushnil(L); break;
-  }
-}
-
-/* Writes the Lua value at idx; integers wrap to the width, floats round. The
-** Lua side has already rejected non-numbers and non-integral floats for
-** integer fields. */
-static void store_elem(lua_State *L, ir_type t, char *ptr, int idx) {
-  if (ir_type_is_float(t)) {
-    double d = luaL_checknumber(L, idx);
-    if (t == IR_f32) { float f = (float)d; memcpy(ptr, &f, sizeof f); }
-    else memcpy(ptr, &d, sizeof d);
-    return;
-  }
-  lua_Integer v;
-  if (lua_isinteger(L, idx)) v = lua_tointeger(L, idx);
-  else {
-    int ok;
-    v = lua_tointegerx(L, idx, &ok);
-    if (!ok) luaL_error(L, "value is not an integer");
-  }
-  uint64_t u = (uint64_t)v;
-  switch (ir_type_bits(t)) {
-  case 8: { uint8_t x = (uint8_t)u; memcpy(ptr, &x, 1); break; }
-  case 16: { uint16_t x = (uint16_t)u; memcpy(ptr, &x, 2); break; }
-  case 32: { uint32_t x = (uint32_t)u; memcpy(ptr, &x, 4); break; }
-  default: memcpy(ptr, &u, 8); break;
-  }
+static void push_zero(lua_State *L, ir_type t) {
+  if (ir_type_is_float(t)) lua_pushnumber(L, 0.0);
+  else lua_pushinteger(L, 0);
 }
 
 static void shape_text(const ir_snode *s, char *buf, size_t len) {
@@ -118,6 +81,22 @@ static bool read_indices(lua_State *L, const ir_snode *s, int first, int64_t *id
   return true;
 }
 
+/* Pushes why element() could not activate a cell of s for a write. */
+static void push_activation_failure(lua_State *L, lang_program *p, const ir_snode *s) {
+  char msg[768] = "";
+  if (!jit_sparse_take_error(p->sparse, p->ir, msg, sizeof msg))
+    snprintf(msg, sizeof msg, "cannot activate the cell of field '%s'", s->name);
+  lua_pushstring(L, msg);
+}
+
+/* Returns nil + the message on top of the stack (the Lua side raises it at
+** the user's line, naming the field). */
+static int nil_message(lua_State *L) {
+  lua_pushnil(L);
+  lua_insert(L, -2);
+  return 2;
+}
+
 /* core.field_get(prog, id, instance|nil, i...) -> value | nil, message */
 static int l_field_get(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
@@ -125,7 +104,14 @@ static int l_field_get(lua_State *L) {
   ir_snode *s = check_place(L, p, 2, &mem);
   int64_t idx[IR_MAX_INDICES] = {0};
   if (!read_indices(L, s, 4, idx)) return 2;
-  push_elem(L, s->dtype, element(p, s, mem, idx, false));
+  const char *e = element(p, s, mem, idx, false);
+  if (!e) {
+    push_zero(L, s->dtype);
+    return 1;
+  }
+  char v[8];
+  if (!lang_mem_read(L, p->be, v, e, elem_bytes(s), "field", s->name)) return nil_message(L);
+  lang_push_number(L, s->dtype, v);
   return 1;
 }
 
@@ -136,16 +122,14 @@ static int l_field_set(lua_State *L) {
   ir_snode *s = check_place(L, p, 2, &mem);
   int64_t idx[IR_MAX_INDICES] = {0};
   if (!read_indices(L, s, 5, idx)) return 2;
+  char v[8];
+  lang_encode_number(L, s->dtype, 4, v);
   char *e = element(p, s, mem, idx, true);
   if (!e) {
-    char msg[768] = "";
-    if (!jit_sparse_take_error(p->sparse, p->ir, msg, sizeof msg))
-      snprintf(msg, sizeof msg, "cannot activate the cell of field '%s'", s->name);
-    lua_pushnil(L);
-    lua_pushstring(L, msg);
-    return 2;
+    push_activation_failure(L, p, s);
+    return nil_message(L);
   }
-  store_elem(L, s->dtype, e, 4);
+  if (!lang_mem_write(L, p->be, e, v, elem_bytes(s), "field", s->name)) return nil_message(L);
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -165,44 +149,136 @@ static bool empty_field(const ir_snode *s) {
   return false;
 }
 
-/* core.field_fill(prog, id, instance|nil, value): every element of a dense
-** field; only the active elements of a sparse one (nothing is activated). */
+/* ---- bulk access -------------------------------------------------------------
+** A field under dense levels only lies inside [lo, lo + n) of its instance:
+** lo is element (0, ..., 0)'s offset, and each level on the way down adds at
+** most (num_cells - 1) cells to it. Bulk work reads that range into one host
+** view (on the CPU the memory itself), converts there and writes it back
+** whole: a read-modify-write, since the fields sharing the cells (an AoS
+** layout) lie in the same range. Under sparse levels, the view is NULL and
+** each element goes through the runtime and is copied on its own. */
+typedef struct {
+  lang_program *p;
+  const ir_snode *s;
+  char *mem;                       /* the instance's root container */
+  char *view;                      /* dense: host view of mem + lo; NULL: per element */
+  int64_t lo;
+  size_t n;
+  int box;                         /* stack slot of the view's owner (lang_mem_stage) */
+} field_view;
+
+/* Opens the view (load: with the field's values) and pushes its owner;
+** false with the message pushed above it when the copy failed. */
+static bool view_open(lua_State *L, field_view *v, lang_program *p, const ir_snode *s, char *mem, bool load) {
+  *v = (field_view){.p = p, .s = s, .mem = mem};
+  if (ir_snode_under_sparse(s) || empty_field(s)) {
+    lua_pushnil(L);
+    v->box = lua_gettop(L);
+    return true;
+  }
+  int64_t zero[IR_MAX_INDICES] = {0};
+  v->lo = ir_snode_offset(s, zero);
+  int64_t n = (int64_t)elem_bytes(s);
+  for (const ir_snode *a = s->parent; a; a = a->parent) n += (a->num_cells - 1) * a->cell_bytes;
+  v->n = (size_t)n;
+  v->view = lang_mem_stage(L, p->be, mem + v->lo, v->n, load, NULL, NULL);
+  v->box = lua_gettop(L) - (v->view ? 0 : 1);
+  return v->view != NULL;
+}
+
+/* Closes the view, writing it back when store (false: that copy failed,
+** the message pushed). The owner stays on the stack. */
+static bool view_close(lua_State *L, field_view *v, bool store) {
+  char *view = v->view;
+  v->view = NULL;
+  return !view || lang_mem_unstage(L, v->p->be, v->box, v->mem + v->lo, v->n, store, NULL, NULL);
+}
+
+/* Sets *out to element idx's bytes: in the view, or copied into tmp; NULL
+** when the cell is inactive (a read activates nothing). False when the copy
+** failed (the message pushed). */
+static bool view_read(lua_State *L, field_view *v, const int64_t *idx, char *tmp, const char **out) {
+  if (v->view) {
+    *out = v->view + (ir_snode_offset(v->s, idx) - v->lo);
+    return true;
+  }
+  const char *e = element(v->p, v->s, v->mem, idx, false);
+  *out = e ? tmp : NULL;
+  return !e || lang_mem_read(L, v->p->be, tmp, e, elem_bytes(v->s), NULL, NULL);
+}
+
+/* Writes bytes into element idx. activate: activate its cell (false: skip an
+** inactive one). False with the message pushed when activation (the pool is
+** exhausted) or the copy failed. */
+static bool view_write(lua_State *L, field_view *v, const int64_t *idx, const char *bytes, bool activate) {
+  size_t n = elem_bytes(v->s);
+  if (v->view) {
+    memcpy(v->view + (ir_snode_offset(v->s, idx) - v->lo), bytes, n);
+    return true;
+  }
+  char *e = element(v->p, v->s, v->mem, idx, activate);
+  if (!e && activate) {
+    push_activation_failure(L, v->p, v->s);
+    return false;
+  }
+  return !e || lang_mem_write(L, v->p->be, e, bytes, n, NULL, NULL);
+}
+
+/* core.field_fill(prog, id, instance|nil, value) -> true | nil, message: every
+** element of a dense field; only the active elements of a sparse one
+** (nothing is activated). */
 static int l_field_fill(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
-  if (empty_field(s)) return 0;
+  char val[8];
+  lang_encode_number(L, s->dtype, 4, val);
+  lua_pushboolean(L, 1);
+  if (empty_field(s)) return 1;
+  field_view v;
+  if (!view_open(L, &v, p, s, mem, true)) return nil_message(L);
   int64_t idx[IR_MAX_INDICES] = {0};
-  do {
-    char *e = element(p, s, mem, idx, false);
-    if (e) store_elem(L, s->dtype, e, 4);
-  } while (next_index(s, idx));
-  return 0;
+  do
+    if (!view_write(L, &v, idx, val, false)) return nil_message(L);
+  while (next_index(s, idx));
+  if (!view_close(L, &v, true)) return nil_message(L);
+  lua_pushboolean(L, 1);
+  return 1;
 }
 
-static void build_table(lua_State *L, lang_program *p, const ir_snode *s, char *mem, int64_t *idx,
-                        int axis) {
+/* Pushes the nested tables of the elements from axis on; false with the
+** message pushed when a copy failed. */
+static bool build_table(lua_State *L, field_view *v, int64_t *idx, int axis) {
+  const ir_snode *s = v->s;
   if (axis == s->nidx) {
-    push_elem(L, s->dtype, element(p, s, mem, idx, false));
-    return;
+    char tmp[8];
+    const char *e;
+    if (!view_read(L, v, idx, tmp, &e)) return false;
+    if (e) lang_push_number(L, s->dtype, e);
+    else push_zero(L, s->dtype);
+    return true;
   }
   lua_createtable(L, (int)s->total_shape[axis], 0);
   for (int64_t i = 0; i < s->total_shape[axis]; i++) {
     idx[axis] = i;
-    build_table(L, p, s, mem, idx, axis + 1);
+    if (!build_table(L, v, idx, axis + 1)) return false;
     lua_rawseti(L, -2, i + 1);
   }
+  return true;
 }
 
 /* core.field_to_table(prog, id, instance|nil) -> nested tables, 1-based
-** (t[i+1][j+1] = x[i][j]); inactive elements are 0 */
+** (t[i+1][j+1] = x[i][j]); inactive elements are 0 | nil, message */
 static int l_field_to_table(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   int64_t idx[IR_MAX_INDICES] = {0};
   luaL_checkstack(L, s->nidx + 4, "field nesting");
-  build_table(L, p, s, mem, idx, 0);
+  field_view v;
+  if (!view_open(L, &v, p, s, mem, true)) return nil_message(L);
+  if (!build_table(L, &v, idx, 0)) return nil_message(L);
+  view_close(L, &v, false);   /* (nothing to write: cannot fail) */
   return 1;
 }
 
@@ -212,9 +288,7 @@ static int l_field_to_table(lua_State *L) {
 ** [keys, keys + nkeys) pick the component out of the element's value. On a
 ** bad entry leaves nil + message on the stack and returns false. */
 typedef struct {
-  lang_program *p;
-  const ir_snode *s;
-  char *mem;
+  field_view v;
   int keys, nkeys;
   int64_t idx[IR_MAX_INDICES];
   int base[IR_MAX_INDICES];          /* each level's first index: 0 or 1 */
@@ -229,14 +303,14 @@ static bool bad_entry(lua_State *L, fill_walk *w, int axis, const char *what) {
   luaL_pushresult(&b);
   const char *path = lua_tostring(L, -1);
   char shape[160];
-  shape_text(w->s, shape, sizeof shape);
+  shape_text(w->v.s, shape, sizeof shape);
   lua_pushnil(L);
   lua_pushfstring(L, "%s %s (the field has shape %s)", path, what, shape);
   return false;
 }
 
 static bool fill_from(lua_State *L, fill_walk *w, int axis) {
-  const ir_snode *s = w->s;
+  const ir_snode *s = w->v.s;
   if (axis == s->nidx) {
     if (w->nkeys > 0 && lua_isnil(L, -1)) return bad_entry(L, w, axis, "is missing");
     for (int k = 0; k < w->nkeys; k++) {   /* the component of a composite element */
@@ -254,16 +328,12 @@ static bool fill_from(lua_State *L, fill_walk *w, int axis) {
       lua_tointegerx(L, -1, &ok);
       if (!ok) return bad_entry(L, w, axis, "is not an integer (the field holds integers)");
     }
-    char *e = element(w->p, s, w->mem, w->idx, true);
-    if (!e) {
-      char msg[768] = "";
-      if (!jit_sparse_take_error(w->p->sparse, w->p->ir, msg, sizeof msg))
-        snprintf(msg, sizeof msg, "cannot activate the cell of field '%s'", s->name);
-      lua_pushnil(L);
-      lua_pushstring(L, msg);
+    char val[8];
+    lang_encode_number(L, s->dtype, -1, val);
+    if (!view_write(L, &w->v, w->idx, val, true)) {
+      nil_message(L);
       return false;
     }
-    store_elem(L, s->dtype, e, -1);
     lua_pop(L, 1);
     return true;
   }
@@ -282,14 +352,19 @@ static bool fill_from(lua_State *L, fill_walk *w, int axis) {
 /* core.field_from_table(prog, id, instance|nil, t, key...) -> true | nil,
 ** message: x[i][j] = t[i][j] (or t[i+1][j+1]) for every element, each value
 ** t[...][key1][key2]... when keys are given (a component of a composite
-** element); writes activate cells of sparse fields. */
+** element); writes activate cells of sparse fields. On a bad entry the
+** elements before it have been written (the view goes back either way). */
 static int l_field_from_table(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
-  fill_walk w = {.p = p, .keys = 5, .nkeys = lua_gettop(L) - 4};
-  w.s = check_place(L, p, 2, &w.mem);
-  luaL_checkstack(L, w.s->nidx + w.nkeys + 8, "field nesting");
+  fill_walk w = {.keys = 5, .nkeys = lua_gettop(L) - 4};
+  char *mem;
+  ir_snode *s = check_place(L, p, 2, &mem);
+  luaL_checkstack(L, s->nidx + w.nkeys + 8, "field nesting");
+  if (!view_open(L, &w.v, p, s, mem, true)) return nil_message(L);
   lua_pushvalue(L, 4);
-  if (!fill_from(L, &w, 0)) return 2;
+  bool ok = fill_from(L, &w, 0);
+  if (!view_close(L, &w.v, true)) return nil_message(L);
+  if (!ok) return 2;
   lua_pushboolean(L, 1);
   return 1;
 }

@@ -101,4 +101,34 @@ char *lang_root_for(lua_State *L, lang_program *p, const ir_snode *s, int idx);
 /* Raises the runtime's recorded failure (pool exhausted, ...) if any. */
 void lang_raise_sparse_error(lua_State *L, lang_program *p, const char *where);
 
+/* devmem.c: Lua-scope access to the memory kernels see. Fields, pool cells and
+** ndarrays hold device addresses; only these functions touch them. be NULL
+** means host memory. A failed copy returns false (NULL) with the message
+** pushed: "what 'name': cannot read N bytes of device memory (be->error)"
+** (name may be NULL; what NULL: no prefix); the caller returns nil + message
+** or raises it with lang_raise. */
+bool lang_host_memory(const jit_backend *be);
+bool lang_mem_read(lua_State *L, jit_backend *be, void *dst, const char *src, size_t n, const char *what,
+                   const char *name);
+bool lang_mem_write(lua_State *L, jit_backend *be, char *dst, const void *src, size_t n, const char *what,
+                    const char *name);
+/* Bulk work on the n bytes at dev: returns a host view of them, dev itself
+** when the memory is the host's (no copy), else a buffer, read from dev when
+** load. Always pushes one value (the buffer's owner, or nil), then the message
+** on failure; pass the owner's stack index to lang_mem_unstage, which writes
+** the view back when store and frees it. */
+char *lang_mem_stage(lua_State *L, jit_backend *be, char *dev, size_t n, bool load, const char *what,
+                     const char *name);
+bool lang_mem_unstage(lua_State *L, jit_backend *be, int box_idx, char *dev, size_t n, bool store,
+                      const char *what, const char *name);
+/* Raise the message on top of the stack, or fmt (lua_pushfstring's), at the
+** user's line as state.raise does (the innermost frame outside lattice/). */
+int lang_raise(lua_State *L);
+int lang_error(lua_State *L, const char *fmt, ...);
+/* One element of type t: push its bytes as a Lua number; encode the number at
+** stack index idx (integers wrap to the width, floats round; raises for a
+** non-integer into an integer type). bytes holds up to 8. */
+void lang_push_number(lua_State *L, ir_type t, const char *bytes);
+void lang_encode_number(lua_State *L, ir_type t, int idx, char *bytes);
+
 #endif

@@ -2,7 +2,8 @@
 ** tree_api.c -- instances of lt.tree types, the activation operations of
 ** sparse SNodes from Lua scope (lt.activate, lt.append, deactivate_all, ...)
 ** and the pool's counters (lt.stats). Everything goes through the host side
-** of the sparse runtime (src/jit/jit_sparse.h).
+** of the sparse runtime (src/jit/jit_sparse.h); the cells it hands back are
+** device addresses, written only through devmem.c.
 */
 #include <stdio.h>
 #include <string.h>
@@ -117,19 +118,6 @@ static int l_snode_op(lua_State *L) {
   return 1;
 }
 
-/* Writes the number at stack index v into a cell of type t. */
-static void store_number(lua_State *L, ir_type t, char *ptr, int v) {
-  if (t == IR_f32) { float f = (float)luaL_checknumber(L, v); memcpy(ptr, &f, 4); return; }
-  if (t == IR_f64) { double d = luaL_checknumber(L, v); memcpy(ptr, &d, 8); return; }
-  uint64_t u = (uint64_t)luaL_checkinteger(L, v);
-  switch (ir_type_bits(t)) {
-  case 8: { uint8_t x = (uint8_t)u; memcpy(ptr, &x, 1); break; }
-  case 16: { uint16_t x = (uint16_t)u; memcpy(ptr, &x, 2); break; }
-  case 32: { uint32_t x = (uint32_t)u; memcpy(ptr, &x, 4); break; }
-  default: memcpy(ptr, &u, 8); break;
-  }
-}
-
 /* core.snode_append(prog, dynamic, instance|nil, what, value, i...) -> index | nil, message */
 static int l_snode_append(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
@@ -140,6 +128,9 @@ static int l_snode_append(lua_State *L) {
     return luaL_error(L, "internal error: append to a level that is not a dynamic with one field");
   int64_t idx[IR_MAX_INDICES] = {0};
   read_level_indices(L, what, 6, s->parent, idx);
+  const ir_snode *place = s->children[0];
+  char val[8];
+  lang_encode_number(L, place->dtype, 5, val);
   int32_t at = -1;
   char *cell = jit_sparse_append(p->sparse, s, root, idx, &at);
   lang_raise_sparse_error(L, p, "");
@@ -148,8 +139,16 @@ static int l_snode_append(lua_State *L) {
     lua_pushfstring(L, "lt.append: the list of %s is full (capacity %I)", what, (lua_Integer)s->num_cells);
     return 2;
   }
-  const ir_snode *place = s->children[0];
-  store_number(L, place->dtype, cell + place->offset, 5);
+  /* the cell is a device address: written through the backend */
+  size_t n = (size_t)(ir_type_bits(place->dtype) + 7) / 8;
+  if (!lang_mem_write(L, p->be, cell + place->offset, val, n, NULL, NULL)) {
+    lua_pushfstring(L, "lt.append to %s: ", what);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
   lua_pushinteger(L, at);
   return 1;
 }

@@ -356,13 +356,16 @@ function methods.fill(f, v)
   if tracer.active() then return tracer.unsupported("x:fill inside a kernel; write a loop") end
   M.ready(f)
   v = check_value(f, v)
-  core.field_fill(state.prog, f._snode, inst_ud(f), v)
+  local ok, err = core.field_fill(state.prog, f._snode, inst_ud(f), v)
+  if not ok then raise("x:fill of field '" .. M.guess_name(f) .. "': " .. err) end
 end
 
 function methods.to_table(f)
   if tracer.active() then return tracer.unsupported("x:to_table inside a kernel") end
   M.ready(f)
-  return core.field_to_table(state.prog, f._snode, inst_ud(f))
+  local t, err = core.field_to_table(state.prog, f._snode, inst_ud(f))
+  if t == nil then raise("x:to_table of field '" .. M.guess_name(f) .. "': " .. err) end
+  return t
 end
 
 -- x:from_table(t): x[i][j] = t[i][j] for every element, t nested like

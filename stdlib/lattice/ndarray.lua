@@ -71,7 +71,7 @@ local function make(dtype, shape, what)
     end
     s[i] = n
   end
-  local ud, err = core.ndarray_new(dtype.id, s)
+  local ud, err = core.ndarray_new(dtype.id, s, state.prog)   -- device memory when prog has one
   if not ud then raise(what .. ": " .. err) end
   return setmetatable({ _ud = ud, _dtype = dtype, _shape = s, _type = M.type(dtype, #s) }, ND)
 end
@@ -238,7 +238,7 @@ ND.__tostring = function(a) return "ndarray " .. a._dtype.name .. " " .. shape_t
 
 -- The launch values of ndarray a (address, then the extents), appended to vals.
 function M.launch_values(a, vals)
-  vals[#vals + 1] = core.ndarray_address(a._ud)
+  vals[#vals + 1] = core.ndarray_address(a._ud, state.prog)
   for _, n in ipairs(a._shape) do vals[#vals + 1] = n end
 end
 
