@@ -18,11 +18,10 @@
 
 #define LANG_STAGING "lattice.staging"
 
-/* A backend without mem_read predates the device-memory interface and hands
-** out host memory; be NULL: memory the front end allocated itself (an
-** ndarray made before any lt.init). */
+/* be NULL: memory the front end allocated itself (an ndarray made before
+** any lt.init). */
 bool lang_host_memory(const jit_backend *be) {
-  return !be || be->host_memory || !be->mem_read;
+  return !be || be->host_memory;
 }
 
 /* The innermost frame of user code ("file:line: "), as state.raise blames it:

@@ -272,10 +272,15 @@ static int l_launch(lua_State *L) {
     .builtins = lang_builtins_begin_launch(c->prog)};
   jit_backend *be = c->prog->be;
   bool ok = be->launch(be, c->jk, &ctx);
+  char device_why[sizeof be->error] = "";
+  if (!ok && error == RT_ERR_DEVICE) memcpy(device_why, be->error, sizeof device_why);   /* before later calls overwrite it */
   free(gtmp);
   lang_builtins_flush(L, c);        /* what the kernel printed, also when it failed */
   if (!ok || error != 0) {
-    if (!lang_builtins_error(L, c, error, info, args)) push_launch_error(L, c, error, info);
+    if (error == RT_ERR_DEVICE)
+      lua_pushfstring(L, "kernel %s (%s): %s", k->name, c->file, device_why);
+    else if (!lang_builtins_error(L, c, error, info, args))
+      push_launch_error(L, c, error, info);
     return lua_error(L);
   }
   char msg[768];
