@@ -280,6 +280,12 @@ when=$(date -u '+%Y-%m-%d %H:%M UTC')
   echo "For scale, \`lua5.4 -e \"\"\`: $lua_ms ms. Most of the difference is the dynamic"
   echo "loader relocating libLLVM.so, which \`lattice\` links; LLVM itself is only"
   echo "initialised when the first kernel compiles."
+  echo
+  echo "## GPU"
+  echo
+  echo "The CUDA backend's figures (triad against the GPU's copy bandwidth, the sparse"
+  echo "Laplacian and mpm88 against the CPU backend) come from \`bench/gpu.sh\` on a"
+  echo "machine with an NVIDIA GPU: see [performance_gpu.md](performance_gpu.md)."
 } > docs/performance.md
 
 echo
