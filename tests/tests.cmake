@@ -79,6 +79,14 @@ if(NOT LT_SANITIZE)
   lt_add_script_tests(cuda/ "LT_ARCH=cuda")
 endif()
 
+# mockgpu/: the same scripts on the CUDA backend talking to the mock driver,
+# which runs host builds of the kernels' PTX entries one GPU thread after
+# another (src/jit/cuda/cuda_emulate.c): the whole backend but PTX code
+# generation, on any machine.
+if(NOT LT_SANITIZE)
+  lt_add_script_tests(mockgpu/ "LT_ARCH=cuda;LT_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>")
+endif()
+
 # mock/: the CUDA backend's host side against the mock driver (tests/cuda/*.lua).
 # A script's first line says which failure the mock injects ("-- mock: sync");
 # mock_memory runs a second time without libdevice.

@@ -37,9 +37,22 @@ typedef struct {
   int64_t child_offset;
 } jit_task;
 
+typedef struct jit_sparse jit_sparse;  /* jit_sparse.h */
+
 /* Fills t's kind, range and (sparse tasks) SNode fields from task s of k;
 ** fn is the backend's to set (jit_task.c). */
 void jit_task_describe(jit_task *t, ir_kernel *k, ir_stmt *s);
+
+/* List reuse, for launchers (jit_task.c): whether list task t
+** (task_clear_list, task_listgen) must run in a launch over instance `root`.
+** A clear_list whose level's list is still valid (jit_sparse_list_stale) is
+** skipped, and so is the listgen after it: *reused carries the level from
+** one to the other (-1 at the start of a launch). Before a listgen from the
+** root, the root's list is made to hold `root`. sp NULL: every task runs.
+** jit_list_task_done records a listgen that ran; ok false (the runtime
+** failed in it) forgets the list instead. */
+bool jit_list_task_runs(jit_sparse *sp, const jit_task *t, char *root, int32_t *reused);
+void jit_list_task_done(jit_sparse *sp, const jit_task *t, char *root, bool ok);
 
 typedef struct jit_kernel jit_kernel;
 struct jit_kernel {
@@ -52,7 +65,6 @@ struct jit_kernel {
   double compile_ms;            /* LLVM optimisation + code generation */
 };
 
-typedef struct jit_sparse jit_sparse;  /* jit_sparse.h */
 
 typedef struct jit_pending jit_pending;   /* a compilation under way */
 

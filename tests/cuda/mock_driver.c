@@ -69,6 +69,7 @@ EXPORT size_t lt_mock_cuda_allocated(void);
 EXPORT const char *lt_mock_cuda_last_kernel(void);
 typedef void (*lt_mock_cuda_serve_fn)(struct rt_runtime *rt, struct rt_request *req);
 EXPORT void lt_mock_cuda_set_serve(lt_mock_cuda_serve_fn fn);
+EXPORT int lt_mock_cuda_native(CUmodule m, const char *name, void (*fn)(void *, int64_t, int64_t), int32_t *sregs);
 
 /* CUresult values the mock returns beyond cuda_driver.h's */
 enum {
@@ -99,9 +100,12 @@ typedef struct { char *p; size_t bytes; } allocation;
 
 #define NAME_MAX_BYTES 256
 
+typedef void (*native_entry)(void *ctx, int64_t begin, int64_t end);
 struct CUfunc_st {
   struct CUfunc_st *next;
   char name[NAME_MAX_BYTES];
+  native_entry native;              /* a host build of the entry (lt_mock_cuda_native) */
+  int32_t *sregs;                   /* where it reads tid.x, ntid.x, ctaid.x, nctaid.x */
 };
 struct CUmod_st {
   struct CUmod_st *next;
@@ -684,6 +688,19 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     if ((r = serve(params))) return r;
   } else if (fail_on("sync")) {
     fault_pending = 1;
+  } else if (f->native) {
+    /* the grid, one thread after another: entries are (ctx, i64 begin, i64 end) */
+    if (gy != 1 || gz != 1 || by != 1 || bz != 1 || !params) return ERR_INVALID_VALUE;
+    void *ctx = (void *)(uintptr_t)*(CUdeviceptr *)params[0];
+    int64_t begin = *(int64_t *)params[1], end = *(int64_t *)params[2];
+    for (unsigned b = 0; b < gx; b++)
+      for (unsigned t = 0; t < bx; t++) {
+        f->sregs[0] = (int32_t)t;
+        f->sregs[1] = (int32_t)bx;
+        f->sregs[2] = (int32_t)b;
+        f->sregs[3] = (int32_t)gx;
+        f->native(ctx, begin, end);
+      }
   }
   launches++;
   snprintf(last_kernel, sizeof last_kernel, "%s", f->name);
@@ -722,6 +739,21 @@ size_t lt_mock_cuda_allocated(void) {
 
 /* The name of the kernel launched last ("" before any launch). */
 const char *lt_mock_cuda_last_kernel(void) { return last_kernel; }
+
+/* Gives kernel `name` of module m a host build to run at its launches
+** (src/jit/cuda/cuda_emulate.c): the backend looks for this entry point to
+** know it talks to the mock. 0 on success. */
+int lt_mock_cuda_native(CUmodule m, const char *name, native_entry fn, int32_t *sregs) {
+  pthread_mutex_lock(&lock);
+  CUfunction f = NULL;
+  CUresult r = fn && sregs ? get_function(&f, m, name) : ERR_INVALID_VALUE;
+  if (!r) {
+    f->native = fn;
+    f->sregs = sregs;
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
 
 /* Makes lt_serve call fn instead of rt_serve (NULL: rt_serve again), so a
 ** test can see the arguments a backend passes. */

@@ -1,7 +1,7 @@
 /*
 ** cpu_sparse.c -- how the CPU backend runs the sparse tasks (jit.h lists
 ** their function signatures): list sizes computed on the host, lists that
-** are still valid skipped (jit_sparse_list_stale), the root's list built on
+** are still valid skipped (jit_list_task_runs), the root's list built on
 ** the host, and garbage collection in three stages on the thread pool.
 */
 #include "../../runtime/runtime.h"
@@ -54,27 +54,15 @@ static void gc(rt_pool *pool, const jit_task *t, rt_context *ctx) {
 void cpu_sparse_task(rt_pool *pool, jit_sparse *sp, const jit_task *t, rt_context *ctx, int32_t *reused) {
   rt_runtime *rt = ctx->runtime;
   char *root = ctx->roots[t->tree];
+  if (!jit_list_task_runs(sp, t, root, reused)) return;
   switch (t->kind) {
   case IR_task_clear_list:
-    /* a valid list skips this task and the listgen after it */
-    if (sp && !jit_sparse_list_stale(sp, NULL, t->snode, root)) {
-      *reused = t->snode;
-      return;
-    }
-    *reused = -1;
     t->fn(ctx, 0, 0, 1);
     return;
   case IR_task_listgen:
-    if (*reused == t->snode) {
-      *reused = -1;
-      return;
-    }
-    if (t->parent == t->root) {
-      if (sp) jit_sparse_root_list(sp, t->root, root);
-      else rt_listgen_root(rt, t->root, root);
-    }
+    if (!sp && t->parent == t->root) rt_listgen_root(rt, t->root, root);
     over_list(pool, t, ctx, t->parent);
-    if (sp && rt->error == RT_RTERR_OK) jit_sparse_list_built(sp, NULL, t->snode, root);
+    jit_list_task_done(sp, t, root, rt->error == RT_RTERR_OK);
     return;
   case IR_task_struct_for:
   case IR_task_deactivate_all:

@@ -13,10 +13,14 @@
 #define LATTICE_JIT_CUDA_H
 
 #include "../jit.h"
+#include "../llvm/llvm_codegen.h"
 #include "cuda_driver.h"
+
+typedef struct cuda_emu cuda_emu;   /* cuda_emulate.c */
 
 typedef struct {
   cuda_driver drv;
+  cuda_emu *emu;                /* the mock driver runs host builds of kernels; NULL otherwise */
   cuda_device_info info;
   CUdevice dev;
   CUcontext ctx;
@@ -59,6 +63,12 @@ void cuda_release(jit_backend *be, jit_kernel *jk);
 /* Loads PTX text as a module; false with the driver's log in err. */
 bool cuda_load_module(jit_backend *be, const char *ptx, const char *what, CUmodule *mod, char *err,
                       size_t errlen);
+
+/* cuda_emulate.c: for the test suite's mock driver (tests/cuda/mock_driver.c) */
+cuda_emu *cuda_emulate_new(void *driver_lib, char *err, size_t errlen);   /* NULL: a real driver */
+void cuda_emulate_free(cuda_emu *e);
+bool cuda_emulate_kernel(cuda_emu *e, ir_kernel *k, CUmodule mod, const cg_module *ptx, char *err,
+                         size_t errlen);
 
 /* cuda_launch.c */
 bool cuda_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx);

@@ -127,6 +127,7 @@ static void cuda_destroy(jit_backend *be) {
     if (im->req) im->drv.cuMemFree(im->req);
     if (im->service) im->drv.cuModuleUnload(im->service);
     if (im->ctx) im->drv.cuDevicePrimaryCtxRelease(im->dev);
+    cuda_emulate_free(im->emu);
     cuda_driver_unload(&im->drv);
   }
   free(im->libdevice);
@@ -190,6 +191,7 @@ jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, siz
   }
   pick_sm(im);
   im->libdevice = jit_find_libdevice();
+  im->emu = cuda_emulate_new(im->drv.lib, err, errlen);
   if (!load_service(be, err, errlen)) {
     cuda_destroy(be);
     return NULL;

@@ -17,9 +17,9 @@
 **   deactivate_all            the device, so no copy back between tasks
 **   gc                        stage 0 every thread, stage 1 one thread,
 **                             stage 2 one cell per block (its threads zero it)
-** Lists are rebuilt at every launch (the CPU's list reuse needs the change
-** flags on the host, a copy back per task); the root's list is set by a host
-** request (jit_sparse_root_list) when the instance changes.
+** Lists still valid are not rebuilt (jit_list_task_runs, as on the CPU: the
+** change flags it reads are small copies, ordered after the tasks before);
+** the root's list is set by a host request when the instance changes.
 */
 #include <stddef.h>
 #include <stdio.h>
@@ -92,7 +92,7 @@ static int64_t bound(const rt_context *ctx, int gtmp, int64_t constant, bool *on
 }
 
 /* Launches task i of jk. */
-static bool task(jit_backend *be, jit_kernel *jk, int i, CUdeviceptr dctx, rt_context *ctx) {
+static bool task(jit_backend *be, jit_kernel *jk, int i, CUdeviceptr dctx, rt_context *ctx, int32_t *reused) {
   cuda_impl *im = be->impl;
   cuda_kernel *ck = jk->impl;
   jit_task *t = &jk->tasks[i];
@@ -101,6 +101,7 @@ static bool task(jit_backend *be, jit_kernel *jk, int i, CUdeviceptr dctx, rt_co
   if (threads > ck->max_threads[i]) threads = ck->max_threads[i];
   if (threads < 1) threads = 1;
   unsigned most = (unsigned)im->info.multiprocessors * 32u;
+  if (!jit_list_task_runs(be->sparse, t, ctx->roots[t->tree], reused)) return true;
   switch (t->kind) {
   case IR_task_serial:
   case IR_task_clear_list:
@@ -118,8 +119,9 @@ static bool task(jit_backend *be, jit_kernel *jk, int i, CUdeviceptr dctx, rt_co
     return run(be, f, blocks, (unsigned)threads, dctx, b, e, jk->name);
   }
   case IR_task_listgen:
-    if (t->parent == t->root && be->sparse) jit_sparse_root_list(be->sparse, t->root, ctx->roots[t->tree]);
-    return run(be, f, most / 4 ? most / 4 : 1, (unsigned)threads, dctx, 0, -1, jk->name);
+    if (!run(be, f, most / 4 ? most / 4 : 1, (unsigned)threads, dctx, 0, -1, jk->name)) return false;
+    jit_list_task_done(be->sparse, t, ctx->roots[t->tree], true);   /* forgotten if the runtime fails */
+    return true;
   case IR_task_struct_for:
   case IR_task_deactivate_all:
     return run(be, f, most, (unsigned)threads, dctx, 0, -1, jk->name);
@@ -178,7 +180,8 @@ bool cuda_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
   free(host);
   if (!ok) return fail(ctx);
 
-  for (int i = 0; i < jk->ntasks && ok; i++) ok = task(be, jk, i, im->block, ctx);
+  int32_t reused = -1;
+  for (int i = 0; i < jk->ntasks && ok; i++) ok = task(be, jk, i, im->block, ctx, &reused);
   char what[240];
   snprintf(what, sizeof what, "kernel %s", jk->name);
   if (ok) ok = cuda_check(be, im->drv.cuCtxSynchronize(), what);
@@ -205,6 +208,8 @@ bool cuda_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
                     "reading the runtime's error"))
       return fail(ctx);
     if (rterr != RT_RTERR_OK) {
+      /* a list built in this launch may be incomplete */
+      for (int i = 0; i < jk->ntasks; i++) jit_list_task_done(be->sparse, &jk->tasks[i], NULL, false);
       *ctx->error = RT_ERR_RUNTIME;
       return false;
     }

@@ -51,6 +51,16 @@ static const char *ptx_math_fn(ir_op op, ir_type t, char *buf, size_t len) {
 }
 
 static LLVMValueRef sreg32(cg *c, const char *name) {
+  if (c->target->emulated) {
+    static const char *const names[4] = {"tid.x", "ntid.x", "ctaid.x", "nctaid.x"};
+    unsigned i = 0;
+    while (i < 3 && strcmp(names[i], name) != 0) i++;
+    LLVMTypeRef arr = LLVMArrayType2(c->t_i32, 4);
+    LLVMValueRef g = LLVMGetNamedGlobal(c->mod, "lt_emu_sregs");
+    if (!g) g = LLVMAddGlobal(c->mod, arr, "lt_emu_sregs");
+    LLVMValueRef idx[2] = {LLVMConstInt(c->t_i64, 0, 0), LLVMConstInt(c->t_i64, i, 0)};
+    return LLVMBuildLoad2(c->b, c->t_i32, LLVMBuildGEP2(c->b, arr, g, idx, 2, ""), "");
+  }
   char full[64];
   snprintf(full, sizeof full, "llvm.nvvm.read.ptx.sreg.%s", name);
   return cg_call(c, full, c->t_i32, 0, NULL, NULL);
@@ -174,7 +184,21 @@ static void ptx_finish_task(cg *c, LLVMValueRef task, ir_stmt *s, int index) {
 }
 
 static const cg_target ptx_target = {"nvptx64", &lt_runtime_bc_nvptx64, &lt_runtime_bc_nvptx64_size,
-                                     ptx_math_fn, ptx_finish_task, ptx_gc_lanes};
+                                     ptx_math_fn, ptx_finish_task, ptx_gc_lanes, false};
+
+static cg_target emu_target;
+static const cg_target *emu_host;
+static void init_emulation(void) {
+  emu_target = (cg_target){"host emulating nvptx64", emu_host->bc, emu_host->bc_size, emu_host->math_fn,
+                           ptx_finish_task, ptx_gc_lanes, true};
+}
+
+const cg_target *cg_ptx_emulation(const cg_target *host) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  emu_host = host;
+  pthread_once(&once, init_emulation);
+  return &emu_target;
+}
 
 static bool runtime_ok;
 static char runtime_err[512];

@@ -39,6 +39,10 @@ typedef struct cg_target {
   /* GC stage 2's lanes (allocator.h): the threads of a GPU block zero one
   ** cell together. NULL: one lane (lane 0 of 1). */
   void (*gc_lanes)(cg *c, LLVMValueRef *lane, LLVMValueRef *nlanes);
+  /* NVPTX kernel entries built for the host (cg_ptx_emulation): the thread
+  ** and block numbers are read from the external global lt_emu_sregs
+  ** (i32[4]: tid.x, ntid.x, ctaid.x, nctaid.x) instead of PTX registers */
+  bool emulated;
 } cg_target;
 
 /* The result of cg_build. */
@@ -84,6 +88,11 @@ bool cg_runtime_link(const cg_target *t, LLVMModuleRef mod, char *err, size_t er
 char *cg_ptx_kernel(ir_kernel *k, const char *sm, bool link, const char *libdevice, cg_module *info,
                     char *err, size_t errlen);
 char *cg_ptx_service(const char *sm, char *err, size_t errlen);
+/* The PTX kernel entries of cg_ptx.c on another target (the host's: its
+** runtime bitcode and math functions), with the thread numbers read from
+** lt_emu_sregs: how the mock driver runs kernels without a GPU
+** (src/jit/cuda/cuda_emulate.c). */
+const cg_target *cg_ptx_emulation(const cg_target *host);
 
 /* ---- state shared by the cg_*.c files ------------------------------------ */
 
