@@ -118,6 +118,16 @@ struct CUevent_st {
 };
 struct CUctx_st { int unused; };
 
+static void free_module(struct CUmod_st *m) {
+  while (m->functions) {
+    struct CUfunc_st *f = m->functions;
+    m->functions = f->next;
+    free(f);
+  }
+  free(m->ptx);
+  free(m);
+}
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
 static struct CUctx_st primary;
@@ -194,13 +204,7 @@ static void destroy_context(void) {
   while (modules) {
     struct CUmod_st *m = modules;
     modules = m->next;
-    while (m->functions) {
-      struct CUfunc_st *f = m->functions;
-      m->functions = f->next;
-      free(f);
-    }
-    free(m->ptx);
-    free(m);
+    free_module(m);
   }
   while (events) {
     struct CUevent_st *e = events;
@@ -519,13 +523,7 @@ static CUresult unload(CUmodule m) {
   struct CUmod_st **p = find_module(m);
   if (!p) return ERR_INVALID_HANDLE;
   *p = m->next;
-  while (m->functions) {
-    struct CUfunc_st *f = m->functions;
-    m->functions = f->next;
-    free(f);
-  }
-  free(m->ptx);
-  free(m);
+  free_module(m);
   return CUDA_SUCCESS;
 }
 CUresult cuModuleUnload(CUmodule m) { LOCKED(unload(m)); }

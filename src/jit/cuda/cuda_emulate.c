@@ -34,12 +34,6 @@ struct cuda_emu {
   unsigned serial;
 };
 
-static void llvm_error(LLVMErrorRef e, const char *what, char *err, size_t errlen) {
-  char *m = LLVMGetErrorMessage(e);
-  snprintf(err, errlen, "%s: %s", what, m);
-  LLVMDisposeErrorMessage(m);
-}
-
 void cuda_emulate_free(cuda_emu *e) {
   if (!e) return;
   if (e->jit) {
@@ -69,7 +63,7 @@ cuda_emu *cuda_emulate_new(void *driver_lib, char *err, size_t errlen) {
   LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
   LLVMErrorRef r = LLVMOrcCreateLLJIT(&e->jit, b);
   if (r) {
-    llvm_error(r, "cannot create the LLVM JIT for the mock GPU", err, errlen);
+    cpu_llvm_error(r, "cannot create the LLVM JIT for the mock GPU", err, errlen);
     e->jit = NULL;
     cuda_emulate_free(e);
     return NULL;
@@ -83,7 +77,7 @@ cuda_emu *cuda_emulate_new(void *driver_lib, char *err, size_t errlen) {
                                {(LLVMOrcExecutorAddress)(uintptr_t)e->sregs, {LLVMJITSymbolGenericFlagsExported, 0}}};
   r = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(&sym, 1));
   if (r) {
-    llvm_error(r, "cannot define lt_emu_sregs", err, errlen);
+    cpu_llvm_error(r, "cannot define lt_emu_sregs", err, errlen);
     cuda_emulate_free(e);
     return NULL;
   }
@@ -137,7 +131,7 @@ bool cuda_emulate_kernel(cuda_emu *e, ir_kernel *k, CUmodule mod, const cg_modul
   }
   cg_module_free(&m);
   if (r) {
-    llvm_error(r, "building a kernel for the mock GPU", err, errlen);
+    cpu_llvm_error(r, "building a kernel for the mock GPU", err, errlen);
     return false;
   }
   return true;
