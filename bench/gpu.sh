@@ -5,7 +5,8 @@
 #   (a) dense triad on CUDA vs a device-to-device copy (bench/gpu.lua):
 #       bandwidth ratio, target >= 0.85
 #   (b) the sparse Laplacian of bench/sparse.lua on CUDA and on the CPU backend
-#   (c) mpm88 (examples/mpm88.lua --bench) on CUDA and on the CPU backend
+#   (c) mpm88 (examples/mpm88.lua --bench --scale 12: 1.2M particles) on CUDA
+#       and on the CPU backend
 # Prints the figures; copy them into docs/performance.md with the machine and date.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,6 +19,6 @@ awk '$1 == "triad_gpu_gbs" { t = $2 } $1 == "copy_gpu_gbs" { c = $2 }
 echo "== (b) sparse Laplacian: CUDA, then the CPU backend"
 LT_ARCH=cuda $LATTICE bench/sparse.lua --reps 10
 LT_ARCH=cpu $LATTICE bench/sparse.lua --reps 10
-echo "== (c) mpm88: CUDA, then the CPU backend"
-LT_ARCH=cuda $LATTICE examples/mpm88.lua --bench 10
-LT_ARCH=cpu $LATTICE examples/mpm88.lua --bench 10
+echo "== (c) mpm88 at 1.2 million particles (--scale 12): CUDA, then the CPU backend"
+LT_ARCH=cuda $LATTICE examples/mpm88.lua --bench 5 --scale 12
+LT_ARCH=cpu $LATTICE examples/mpm88.lua --bench 5 --scale 12

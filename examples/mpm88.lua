@@ -4,7 +4,7 @@
 -- particles' mass and momentum to it (P2G, atomic adds), applies gravity and
 -- the walls on the grid, and gathers velocities and their gradient back (G2P).
 --
---   lattice examples/mpm88.lua [--out DIR] [--test]
+--   lattice examples/mpm88.lua [--out DIR] [--test] [--bench FRAMES] [--scale K]
 --
 -- Writes DIR/mpm88_<frame>.png (the particles' density) and, when ffmpeg is
 -- installed, DIR/mpm88.mp4. --bench FRAMES (bench/run.sh): no images; prints
@@ -24,10 +24,13 @@ local opts = example.options("examples/mpm88.lua")
 local ref, check = example.lib("mpm_ref"), example.lib("mpm_check")
 local out, test = opts.out, opts.test
 
-local n_particles, n_grid = 8192, 128
+-- --scale K: K^2 times the particles on a K times finer grid, with a K times
+-- shorter time step (bench/gpu.sh: K = 12 is 1.2 million particles)
+local K = opts.scale or 1
+local n_particles, n_grid = 8192 * K * K, 128 * K
 local FRAMES, SUBSTEPS = 120, 50
-if test then n_particles, n_grid, FRAMES, SUBSTEPS = 512, 32, 3, 10 end
-local dx, inv_dx, dt = 1 / n_grid, n_grid, 2e-4
+if test then n_particles, n_grid, FRAMES, SUBSTEPS, K = 512, 32, 3, 10, 1 end
+local dx, inv_dx, dt = 1 / n_grid, n_grid, 2e-4 / K
 local p_vol, p_rho = (dx * 0.5) ^ 2, 1
 local p_mass = p_vol * p_rho
 local gravity, bound, E = 9.8, 3, 400
