@@ -84,7 +84,7 @@ endif()
 # another (src/jit/cuda/cuda_emulate.c): the whole backend but PTX code
 # generation, on any machine.
 if(NOT LT_SANITIZE)
-  lt_add_script_tests(mockgpu/ "LT_ARCH=cuda;LT_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>")
+  lt_add_script_tests(mockgpu/ "LT_ARCH=cuda;LT_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>;LT_MOCK_CUDA_GUARD=1")
 endif()
 
 # mock/: the CUDA backend's host side against the mock driver (tests/cuda/*.lua).

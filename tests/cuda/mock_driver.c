@@ -34,6 +34,7 @@
 ** called cuCtxSetCurrent gets CUDA_ERROR_INVALID_CONTEXT.
 */
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +97,7 @@ enum {
 
 /* ---- state: one device, its primary context, guarded by one lock ----------- */
 
-typedef struct { char *p; size_t bytes; } allocation;
+typedef struct { char *p; size_t bytes, mapped; } allocation;   /* mapped: whole pages */
 
 #define NAME_MAX_BYTES 256
 
@@ -197,7 +198,7 @@ static allocation *find_range(CUdeviceptr p, size_t n) {
 }
 
 static void destroy_context(void) {
-  for (size_t i = 0; i < nallocs; i++) free(allocs[i].p);
+  for (size_t i = 0; i < nallocs; i++) munmap(allocs[i].p, allocs[i].mapped);
   free(allocs);
   allocs = NULL;
   nallocs = cap_allocs = used_bytes = 0;
@@ -215,10 +216,27 @@ static void destroy_context(void) {
 }
 
 /* Every entry point takes the lock; the bodies below run under it. */
+/* LT_MOCK_CUDA_GUARD=1: device memory is mapped PROT_NONE whenever no driver
+** call is running, so host code that dereferences a device address (instead
+** of copying) crashes at once, as it would with a real GPU. Slow with large
+** pools (every call changes the protection of every allocation). */
+static int guard = -1;
+static void expose(int on) {
+  if (guard < 0) {
+    const char *g = getenv("LT_MOCK_CUDA_GUARD");
+    guard = g && *g && strcmp(g, "0") != 0;
+  }
+  if (!guard) return;
+  for (size_t i = 0; i < nallocs; i++)
+    mprotect(allocs[i].p, allocs[i].mapped, on ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
 #define LOCKED(body)                     \
   do {                                   \
     pthread_mutex_lock(&lock);           \
+    expose(1);                           \
     CUresult locked_r_ = (body);         \
+    expose(0);                           \
     pthread_mutex_unlock(&lock);         \
     return locked_r_;                    \
   } while (0)
@@ -363,10 +381,18 @@ static CUresult mem_alloc(CUdeviceptr *p, size_t bytes) {
     allocs = a;
     cap_allocs = cap;
   }
-  void *mem = NULL;
-  if (posix_memalign(&mem, MOCK_ALIGN, rounded)) return CUDA_ERROR_OUT_OF_MEMORY;
-  memset(mem, MOCK_FILL, rounded);     /* not zero: code that forgets to zero shows */
-  allocs[nallocs++] = (allocation){mem, rounded};
+  size_t page = (size_t)sysconf(_SC_PAGESIZE), mapped = (rounded + page - 1) / page * page;
+  void *mem = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mem == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  /* not zero: code that forgets to zero shows (in large allocations the first
+  ** and last MiB, so that a big pool costs no memory until used) */
+  if (rounded <= (4u << 20)) {
+    memset(mem, MOCK_FILL, rounded);
+  } else {
+    memset(mem, MOCK_FILL, 1u << 20);
+    memset((char *)mem + rounded - (1u << 20), MOCK_FILL, 1u << 20);
+  }
+  allocs[nallocs++] = (allocation){mem, rounded, mapped};
   used_bytes += rounded;
   *p = (CUdeviceptr)(uintptr_t)mem;
   return CUDA_SUCCESS;
@@ -379,7 +405,7 @@ static CUresult mem_free(CUdeviceptr p) {
   if (p == 0) return CUDA_SUCCESS;     /* like cudaFree(0) */
   for (size_t i = 0; i < nallocs; i++)
     if ((uintptr_t)allocs[i].p == p) {
-      free(allocs[i].p);
+      munmap(allocs[i].p, allocs[i].mapped);
       used_bytes -= allocs[i].bytes;
       allocs[i] = allocs[--nallocs];
       return CUDA_SUCCESS;
@@ -422,12 +448,26 @@ CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) {
   LOCKED(copy(NULL, dst, NULL, src, n));
 }
 
+/* memset; whole pages set to zero are handed back to the kernel instead
+** (they read as zero again), so clearing a large pool commits no memory. */
+static void zero_or_set(char *p, unsigned char v, size_t n) {
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t a = ((uintptr_t)p + page - 1) / page * page, b = ((uintptr_t)p + n) / page * page;
+  if (v != 0 || b <= a) {
+    memset(p, v, n);
+    return;
+  }
+  memset(p, 0, a - (uintptr_t)p);
+  madvise((void *)a, b - a, MADV_DONTNEED);
+  memset((void *)b, 0, (uintptr_t)p + n - b);
+}
+
 static CUresult memset8(CUdeviceptr dst, unsigned char v, size_t n) {
   CUresult r = context_ok();           /* asynchronous: does not report faults */
   if (r) return r;
   if (n == 0) return CUDA_SUCCESS;
   if (!find_range(dst, n)) return ERR_INVALID_VALUE;
-  memset((void *)(uintptr_t)dst, v, n);
+  zero_or_set((char *)(uintptr_t)dst, v, n);
   return CUDA_SUCCESS;
 }
 CUresult cuMemsetD8(CUdeviceptr dst, unsigned char v, size_t n) { LOCKED(memset8(dst, v, n)); }
