@@ -156,8 +156,10 @@ void rt_gc_stage1(rt_runtime *rt, int32_t snode) {
   a->free_used = 0;
   a->recycled_backup = a->recycled.size;
   /* Clearing only resets the count: stage 2 still reads the entries. */
+  /* a GC with nothing to collect (the GPU launches the stages without asking
+  ** the host first) is not counted */
+  if (a->recycled_backup > 0) __atomic_fetch_add(&rt->gc_runs, 1, __ATOMIC_RELAXED);
   a->recycled.size = 0;
-  __atomic_fetch_add(&rt->gc_runs, 1, __ATOMIC_RELAXED);
 }
 
 void rt_gc_stage2(rt_runtime *rt, int32_t snode, int32_t worker, int32_t nworkers, int32_t lane,
