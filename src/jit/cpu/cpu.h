@@ -17,9 +17,18 @@ char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 
 /* ---- internal to src/jit/cpu ---- */
 
+/* An ORC JIT for the host, with the process's symbols (libm) visible, and
+** the host's triple, CPU and features for each compilation's target machine
+** (cpu_backend.c; the CUDA backend's mock-GPU builds use one too). */
 typedef struct {
   LLVMOrcLLJITRef jit;
-  char *triple, *cpu, *features;  /* the host, for each compilation's target machine */
+  char *triple, *cpu, *features;
+} cpu_host;
+bool cpu_host_open(cpu_host *h, char *err, size_t errlen);
+void cpu_host_close(cpu_host *h);
+
+typedef struct {
+  cpu_host host;
   rt_pool *pool;
   bool debug;
   unsigned serial;                /* makes symbols unique across kernels */

@@ -131,13 +131,7 @@ static void cpu_release(jit_backend *be, jit_kernel *jk) {
 static void cpu_destroy(jit_backend *be) {
   if (!be) return;
   cpu_impl *im = be->impl;
-  if (im->jit) {
-    LLVMErrorRef e = LLVMOrcDisposeLLJIT(im->jit);
-    if (e) LLVMConsumeError(e);
-  }
-  LLVMDisposeMessage(im->triple);
-  LLVMDisposeMessage(im->cpu);
-  LLVMDisposeMessage(im->features);
+  cpu_host_close(&im->host);
   rt_pool_destroy(im->pool);
   free(im);
   free(be);
@@ -155,34 +149,42 @@ static void init_llvm(void) {
   runtime_ok = cg_runtime_check(&cpu_target, runtime_err, sizeof runtime_err);
 }
 
-/* The host's triple, CPU and features, for the target machines of each
-** compilation (cpu_compile.c). */
-static bool host_target(cpu_impl *im, char *err, size_t errlen) {
-  im->triple = LLVMGetDefaultTargetTriple();
-  im->cpu = LLVMGetHostCPUName();
-  im->features = LLVMGetHostCPUFeatures();
+bool cpu_host_open(cpu_host *h, char *err, size_t errlen) {
+  memset(h, 0, sizeof *h);
+  h->triple = LLVMGetDefaultTargetTriple();
+  h->cpu = LLVMGetHostCPUName();
+  h->features = LLVMGetHostCPUFeatures();
   char *msg = NULL;
   LLVMTargetRef target;
-  bool ok = !LLVMGetTargetFromTriple(im->triple, &target, &msg);
-  if (!ok) snprintf(err, errlen, "no LLVM target for the host (%s): %s", im->triple, msg);
-  LLVMDisposeMessage(msg);
-  return ok;
-}
-
-static bool make_jit(cpu_impl *im, char *err, size_t errlen) {
+  if (LLVMGetTargetFromTriple(h->triple, &target, &msg)) {
+    snprintf(err, errlen, "no LLVM target for the host (%s): %s", h->triple, msg);
+    LLVMDisposeMessage(msg);
+    return false;
+  }
   LLVMOrcJITTargetMachineBuilderRef jtmb;
   LLVMErrorRef e = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
   if (e) { cpu_llvm_error(e, "cannot detect the host for the JIT", err, errlen); return false; }
   LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
   LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(b, jtmb);
-  e = LLVMOrcCreateLLJIT(&im->jit, b);
-  if (e) { cpu_llvm_error(e, "cannot create the LLVM JIT", err, errlen); im->jit = NULL; return false; }
+  e = LLVMOrcCreateLLJIT(&h->jit, b);
+  if (e) { cpu_llvm_error(e, "cannot create the LLVM JIT", err, errlen); h->jit = NULL; return false; }
   /* libm (tanf, atan2, ...) and anything else the process has */
   LLVMOrcDefinitionGeneratorRef gen;
-  e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(im->jit), NULL, NULL);
+  e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(h->jit), NULL, NULL);
   if (e) { cpu_llvm_error(e, "cannot make the process symbols visible to the JIT", err, errlen); return false; }
-  LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(im->jit), gen);
+  LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(h->jit), gen);
   return true;
+}
+
+void cpu_host_close(cpu_host *h) {
+  if (h->jit) {
+    LLVMErrorRef e = LLVMOrcDisposeLLJIT(h->jit);
+    if (e) LLVMConsumeError(e);
+  }
+  LLVMDisposeMessage(h->triple);
+  LLVMDisposeMessage(h->cpu);
+  LLVMDisposeMessage(h->features);
+  memset(h, 0, sizeof *h);
 }
 
 jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen) {
@@ -201,7 +203,7 @@ jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen) {
   }
   be->impl = im;
   im->debug = debug;
-  if (!host_target(im, err, errlen) || !make_jit(im, err, errlen)) { cpu_destroy(be); return NULL; }
+  if (!cpu_host_open(&im->host, err, errlen)) { cpu_destroy(be); return NULL; }
   im->pool = rt_pool_create(threads);
   if (!im->pool) {
     snprintf(err, errlen, "cannot start %d worker threads for the CPU backend", threads);

@@ -41,11 +41,11 @@ static double now_ms(void) {
 static LLVMTargetMachineRef host_tm(const cpu_impl *im) {
   LLVMTargetRef target;
   char *msg = NULL;
-  if (LLVMGetTargetFromTriple(im->triple, &target, &msg)) {
+  if (LLVMGetTargetFromTriple(im->host.triple, &target, &msg)) {
     LLVMDisposeMessage(msg);
     return NULL;
   }
-  return LLVMCreateTargetMachine(target, im->triple, im->cpu, im->features, LLVMCodeGenLevelDefault,
+  return LLVMCreateTargetMachine(target, im->host.triple, im->host.cpu, im->host.features, LLVMCodeGenLevelDefault,
                                  LLVMRelocPIC, LLVMCodeModelSmall);
 }
 
@@ -59,7 +59,7 @@ static bool build(const cpu_impl *im, ir_kernel *k, unsigned serial, LLVMContext
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(m->mod, dl);
   LLVMDisposeTargetData(dl);
-  LLVMSetTarget(m->mod, im->triple);
+  LLVMSetTarget(m->mod, im->host.triple);
   bool ok = cg_optimize(m->mod, tm, m->needs_runtime, err, errlen);
   if (ok && im->debug) {
     char *msg = NULL;
@@ -80,7 +80,7 @@ char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
   cpu_impl *im = be->impl;
   LLVMTargetMachineRef tm = host_tm(im);
   if (!tm) {
-    snprintf(err, errlen, "cannot create a target machine for %s", im->triple);
+    snprintf(err, errlen, "cannot create a target machine for %s", im->host.triple);
     return NULL;
   }
   LLVMContextRef ctx = LLVMContextCreate();
@@ -120,7 +120,7 @@ struct jit_pending {
 static void make_object(jit_pending *p) {
   LLVMTargetMachineRef tm = host_tm(p->im);
   if (!tm) {
-    snprintf(p->err, sizeof p->err, "cannot create a target machine for %s", p->im->triple);
+    snprintf(p->err, sizeof p->err, "cannot create a target machine for %s", p->im->host.triple);
     return;
   }
   LLVMContextRef ctx = LLVMContextCreate();
@@ -195,14 +195,14 @@ static jit_kernel *link_object(jit_pending *p, char *err, size_t errlen) {
     snprintf(err, errlen, "out of memory compiling kernel '%s'", k->name);
     goto done;
   }
-  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(im->jit);
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(im->host.jit);
   LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(jd);
-  LLVMErrorRef e = LLVMOrcLLJITAddObjectFileWithRT(im->jit, rt, p->obj);
+  LLVMErrorRef e = LLVMOrcLLJITAddObjectFileWithRT(im->host.jit, rt, p->obj);
   p->obj = NULL;   /* the JIT's now */
   int i = 0;
   for (ir_stmt *s = k->body->first; !e && s; s = s->next, i++) {
     LLVMOrcExecutorAddress addr = 0;
-    e = LLVMOrcLLJITLookup(im->jit, &addr, p->m.names[i]);
+    e = LLVMOrcLLJITLookup(im->host.jit, &addr, p->m.names[i]);
     if (e) break;
     jit_task_describe(&tasks[i], k, s);
     tasks[i].fn = (jit_task_fn)(uintptr_t)addr;

@@ -28,21 +28,14 @@ typedef int (*native_fn)(CUmodule mod, const char *name, void (*entry)(void *, i
 
 struct cuda_emu {
   native_fn hand_over;          /* the mock's lt_mock_cuda_native */
-  LLVMOrcLLJITRef jit;
-  char *triple, *cpu, *features;
+  cpu_host host;
   int32_t sregs[4];             /* lt_emu_sregs: tid.x, ntid.x, ctaid.x, nctaid.x */
   unsigned serial;
 };
 
 void cuda_emulate_free(cuda_emu *e) {
   if (!e) return;
-  if (e->jit) {
-    LLVMErrorRef r = LLVMOrcDisposeLLJIT(e->jit);
-    if (r) LLVMConsumeError(r);
-  }
-  LLVMDisposeMessage(e->triple);
-  LLVMDisposeMessage(e->cpu);
-  LLVMDisposeMessage(e->features);
+  cpu_host_close(&e->host);
   free(e);
 }
 
@@ -57,25 +50,14 @@ cuda_emu *cuda_emulate_new(void *driver_lib, char *err, size_t errlen) {
   e->hand_over = u.f;
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
-  e->triple = LLVMGetDefaultTargetTriple();
-  e->cpu = LLVMGetHostCPUName();
-  e->features = LLVMGetHostCPUFeatures();
-  LLVMOrcLLJITBuilderRef b = LLVMOrcCreateLLJITBuilder();
-  LLVMErrorRef r = LLVMOrcCreateLLJIT(&e->jit, b);
-  if (r) {
-    cpu_llvm_error(r, "cannot create the LLVM JIT for the mock GPU", err, errlen);
-    e->jit = NULL;
+  if (!cpu_host_open(&e->host, err, errlen)) {
     cuda_emulate_free(e);
     return NULL;
   }
-  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(e->jit);
-  LLVMOrcDefinitionGeneratorRef gen;   /* libm */
-  r = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(e->jit), NULL, NULL);
-  if (!r) LLVMOrcJITDylibAddGenerator(jd, gen);
-  else LLVMConsumeError(r);
-  LLVMOrcCSymbolMapPair sym = {LLVMOrcLLJITMangleAndIntern(e->jit, "lt_emu_sregs"),
+  LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(e->host.jit);
+  LLVMOrcCSymbolMapPair sym = {LLVMOrcLLJITMangleAndIntern(e->host.jit, "lt_emu_sregs"),
                                {(LLVMOrcExecutorAddress)(uintptr_t)e->sregs, {LLVMJITSymbolGenericFlagsExported, 0}}};
-  r = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(&sym, 1));
+  LLVMErrorRef r = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(&sym, 1));
   if (r) {
     cpu_llvm_error(r, "cannot define lt_emu_sregs", err, errlen);
     cuda_emulate_free(e);
@@ -98,14 +80,14 @@ bool cuda_emulate_kernel(cuda_emu *e, ir_kernel *k, CUmodule mod, const cg_modul
   if (ok) {
     LLVMTargetRef target;
     char *msg = NULL;
-    LLVMGetTargetFromTriple(e->triple, &target, &msg);
+    LLVMGetTargetFromTriple(e->host.triple, &target, &msg);
     LLVMDisposeMessage(msg);
-    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, e->triple, e->cpu, e->features,
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, e->host.triple, e->host.cpu, e->host.features,
                                                       LLVMCodeGenLevelDefault, LLVMRelocPIC, LLVMCodeModelSmall);
     LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
     LLVMSetModuleDataLayout(m.mod, dl);
     LLVMDisposeTargetData(dl);
-    LLVMSetTarget(m.mod, e->triple);
+    LLVMSetTarget(m.mod, e->host.triple);
     ok = cg_optimize(m.mod, tm, false, err, errlen);
     LLVMDisposeTargetMachine(tm);
     if (!ok) {
@@ -119,10 +101,10 @@ bool cuda_emulate_kernel(cuda_emu *e, ir_kernel *k, CUmodule mod, const cg_modul
   }
   LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(m.mod, tsc);
   LLVMOrcDisposeThreadSafeContext(tsc);
-  LLVMErrorRef r = LLVMOrcLLJITAddLLVMIRModule(e->jit, LLVMOrcLLJITGetMainJITDylib(e->jit), tsm);
+  LLVMErrorRef r = LLVMOrcLLJITAddLLVMIRModule(e->host.jit, LLVMOrcLLJITGetMainJITDylib(e->host.jit), tsm);
   for (int i = 0; !r && i < m.ntasks && i < ptx->ntasks; i++) {
     LLVMOrcExecutorAddress addr = 0;
-    r = LLVMOrcLLJITLookup(e->jit, &addr, m.names[i]);
+    r = LLVMOrcLLJITLookup(e->host.jit, &addr, m.names[i]);
     if (!r && e->hand_over(mod, ptx->names[i], (void (*)(void *, int64_t, int64_t))(uintptr_t)addr, e->sregs)) {
       snprintf(err, errlen, "the mock driver refused the host version of %s", ptx->names[i]);
       cg_module_free(&m);
