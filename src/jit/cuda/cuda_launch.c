@@ -101,7 +101,8 @@ static bool task(jit_backend *be, jit_kernel *jk, int i, CUdeviceptr dctx, rt_co
   if (threads > ck->max_threads[i]) threads = ck->max_threads[i];
   if (threads < 1) threads = 1;
   unsigned most = (unsigned)im->info.multiprocessors * 32u;
-  if (!jit_list_task_runs(be->sparse, t, ctx->roots[t->tree], reused)) return true;
+  char *root = t->tree >= 0 ? ctx->roots[t->tree] : NULL;   /* sparse tasks only */
+  if (!jit_list_task_runs(be->sparse, t, root, reused)) return true;
   switch (t->kind) {
   case IR_task_serial:
   case IR_task_clear_list:
@@ -120,7 +121,7 @@ static bool task(jit_backend *be, jit_kernel *jk, int i, CUdeviceptr dctx, rt_co
   }
   case IR_task_listgen:
     if (!run(be, f, most / 4 ? most / 4 : 1, (unsigned)threads, dctx, 0, -1, jk->name)) return false;
-    jit_list_task_done(be->sparse, t, ctx->roots[t->tree], true);   /* forgotten if the runtime fails */
+    jit_list_task_done(be->sparse, t, root, true);   /* forgotten if the runtime fails */
     return true;
   case IR_task_struct_for:
   case IR_task_deactivate_all:
