@@ -66,8 +66,12 @@ endforeach()
 # With the CUDA toolkit's ptxas (and outside the sanitizer build, to keep its
 # time down), ptx/: every kernel also compiled to PTX and assembled
 # (src/jit/ptx_check.c).
+set(LIBDEVICE_ENV "")
+if(LIBDEVICE)
+  set(LIBDEVICE_ENV "LT_LIBDEVICE=${LIBDEVICE}")
+endif()
 if(PTXAS AND NOT LT_SANITIZE)
-  lt_add_script_tests(ptx/ "LT_CHECK_PTX=${PTXAS}")
+  lt_add_script_tests(ptx/ "LT_CHECK_PTX=${PTXAS};${LIBDEVICE_ENV}")
 endif()
 
 # cuda/: the same scripts on the CUDA backend. LT_ARCH=cuda makes lt.init use
@@ -83,8 +87,8 @@ endif()
 # which runs host builds of the kernels' PTX entries one GPU thread after
 # another (src/jit/cuda/cuda_emulate.c): the whole backend but PTX code
 # generation, on any machine.
-if(NOT LT_SANITIZE)
-  lt_add_script_tests(mockgpu/ "LT_ARCH=cuda;LT_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>;LT_MOCK_CUDA_GUARD=1")
+if(NOT LT_SANITIZE AND LIBDEVICE)   # the examples' math needs libdevice on CUDA
+  lt_add_script_tests(mockgpu/ "LT_ARCH=cuda;LT_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>;LT_MOCK_CUDA_GUARD=1;${LIBDEVICE_ENV}")
 endif()
 
 # mock/: the CUDA backend's host side against the mock driver (tests/cuda/*.lua).
@@ -97,7 +101,7 @@ foreach(src ${MOCK_TESTS})
   get_filename_component(name ${src} NAME_WE)
   file(STRINGS ${src} first LIMIT_COUNT 1)
   string(REGEX REPLACE "^-- mock: *" "" fail "${first}")
-  set(env "LT_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>")
+  set(env "LT_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>" ${LIBDEVICE_ENV})
   if(PTXAS)   # the mock assembles every module the backend loads
     list(APPEND env "LT_MOCK_CUDA_PTXAS=${PTXAS}")
   endif()

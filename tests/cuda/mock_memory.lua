@@ -18,8 +18,10 @@ local x = lt.field(lt.f32, 8)
 local k = lt.kernel(function() for i in lt.ndrange(8) do x[i] = lt.sin(i) end end)
 if os.getenv("LT_LIBDEVICE") == "/nonexistent/libdevice.10.bc" then
   C.check_error("sin without libdevice", k, "uses sin, which on CUDA needs libdevice")
-else
-  k()   -- libdevice found (or not needed): compiles and launches
+else   -- compiles and launches where libdevice is found, else says it is missing
+  local ok, err = pcall(k)
+  C.check("sin with libdevice, or a message that it is missing: " .. tostring(err),
+    ok or tostring(err):find("needs libdevice", 1, true) ~= nil, true)
 end
 
 local POOL = 6000000
