@@ -37,6 +37,7 @@ typedef struct {
   /* the launch block (cuda_launch.c), grown on demand */
   CUdeviceptr block;
   size_t block_bytes;
+  char *host_block;             /* its host copy, filled at each launch */
   CUdeviceptr print;            /* device print buffer */
   uint64_t print_cap;
 } cuda_impl;

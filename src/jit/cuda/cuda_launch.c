@@ -48,6 +48,8 @@ typedef struct {
 
 void cuda_launch_free(jit_backend *be) {
   cuda_impl *im = be->impl;
+  free(im->host_block);
+  im->host_block = NULL;
   if (im->block) im->drv.cuMemFree(im->block);
   if (im->print) im->drv.cuMemFree(im->print);
   im->block = im->print = 0;
@@ -60,9 +62,15 @@ static bool reserve(jit_backend *be, size_t bytes, uint64_t print_cap) {
   cuda_impl *im = be->impl;
   if (im->block_bytes < bytes) {
     if (im->block) im->drv.cuMemFree(im->block);
+    free(im->host_block);
     im->block = 0;
     im->block_bytes = 0;
     size_t want = bytes < 4096 ? 4096 : bytes * 2;
+    im->host_block = malloc(want);
+    if (!im->host_block) {
+      snprintf(be->error, sizeof be->error, "out of memory for a launch block of %zu bytes", want);
+      return false;
+    }
     if (!cuda_check(be, im->drv.cuMemAlloc(&im->block, want), "allocating the launch block")) return false;
     im->block_bytes = want;
   }
@@ -155,11 +163,8 @@ bool cuda_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
   if (!reserve(be, bytes, hb && hb->print_cap ? hb->print_cap : 8)) return fail(ctx);
 
   /* the block as the device sees it */
-  char *host = calloc(1, bytes);
-  if (!host) {
-    snprintf(be->error, sizeof be->error, "out of memory launching kernel %s", jk->name);
-    return fail(ctx);
-  }
+  char *host = im->host_block;
+  memset(host, 0, bytes);
   launch_head *h = (launch_head *)host;
   char *base = (char *)(uintptr_t)im->block;
   memcpy(h->roots, ctx->roots, sizeof h->roots);
@@ -178,7 +183,6 @@ bool cuda_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
   h->ctx.runtime = ctx->runtime;
   h->ctx.builtins = (rt_builtins *)(base + offsetof(launch_head, builtins));
   bool ok = cuda_check(be, im->drv.cuMemcpyHtoD(im->block, host, bytes), "sending the launch block");
-  free(host);
   if (!ok) return fail(ctx);
 
   int32_t reused = -1;
