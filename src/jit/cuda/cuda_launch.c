@@ -93,12 +93,6 @@ static bool run(jit_backend *be, CUfunction f, unsigned blocks, unsigned threads
   return cuda_check(be, im->drv.cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, NULL, params, NULL), what);
 }
 
-static int64_t bound(const rt_context *ctx, int gtmp, int64_t constant, bool *on_device) {
-  if (gtmp < 0) return constant;
-  *on_device = true;
-  return 0;
-}
-
 /* Launches task i of jk. */
 static bool task(jit_backend *be, jit_kernel *jk, int i, CUdeviceptr dctx, rt_context *ctx, int32_t *reused) {
   cuda_impl *im = be->impl;
@@ -116,9 +110,9 @@ static bool task(jit_backend *be, jit_kernel *jk, int i, CUdeviceptr dctx, rt_co
   case IR_task_clear_list:
     return run(be, f, 1, 1, dctx, 0, 1, jk->name);
   case IR_task_range_for: {
-    bool on_device = false;
-    int64_t b = bound(ctx, t->range.begin_gtmp, t->range.begin, &on_device);
-    int64_t e = bound(ctx, t->range.end_gtmp, t->range.end, &on_device);
+    /* bounds held in global temporaries are read by the entry (cg_ptx.c) */
+    bool on_device = t->range.begin_gtmp >= 0 || t->range.end_gtmp >= 0;
+    int64_t b = t->range.begin, e = t->range.end;
     unsigned blocks = most;
     if (!on_device) {
       if (e <= b) return true;
