@@ -80,6 +80,27 @@ end
 
 function H.pack(...) return table.pack(...) end
 
+-- ---- functions defined inside a kernel --------------------------------------------------
+-- Each call of one holds a depth count while it runs (`local __depth <close> =
+-- __lt.enter(line)`). Conditions on kernel values do not stop a recursion at
+-- trace time (both branches are traced), so a deep one is reported at once
+-- instead of running until Lua's stack overflows.
+
+local MAX_DEPTH = 200
+local depth = 0
+local LEAVE = setmetatable({}, { __close = function() depth = depth - 1 end })
+
+function H.enter(line)
+  if depth >= MAX_DEPTH then
+    depth = 0                                -- the trace ends with this error
+    fail("the function defined at line " .. line .. " is called " .. MAX_DEPTH .. " levels deep while the "
+      .. "kernel is traced: a function that calls itself with kernel values never stops at trace time (both "
+      .. "sides of a condition on kernel values are traced); write the recursion as a loop")
+  end
+  depth = depth + 1
+  return LEAVE
+end
+
 -- ---- comparisons and logic ------------------------------------------------------------
 
 for _, name in ipairs { "lt", "le", "gt", "ge", "eq", "ne" } do

@@ -16,6 +16,16 @@ M.Kernel = K
 local ensure_init           -- set by init.lua
 function M.set_init(f) ensure_init = f end
 
+-- Kernels and lt.func helpers are traced from their source: a function loaded
+-- from stripped bytecode has neither its source nor its parameters' names.
+local function check_source(info, what)
+  if info.source == "=?" or info.linedefined < 1 then
+    state.raise(what .. ": the function was loaded from stripped bytecode (string.dump(f, true)), which keeps "
+      .. "neither its source nor the names of its parameters and upvalues; Lattice traces a function from its "
+      .. "source, so load it from source (or dump it without strip)")
+  end
+end
+
 function M.new(fn, argtypes)
   if type(fn) ~= "function" then state.raise("lt.kernel: the first argument must be a function") end
   local info = debug.getinfo(fn, "Su")
@@ -24,6 +34,7 @@ function M.new(fn, argtypes)
   if argtypes ~= nil and type(argtypes) ~= "table" then
     state.raise("lt.kernel: the second argument must be a table of argument types, e.g. {a = lt.f32}")
   end
+  check_source(info, "lt.kernel")
   local params, known = {}, {}
   for i = 1, info.nparams do
     params[i] = debug.getlocal(fn, i)
@@ -90,6 +101,12 @@ local function wrap_fn(lib, name, f, lt)
   end
 end
 
+local function unknown_name(key)
+  return "unknown name '" .. tostring(key) .. "': it is nil when the kernel is traced; define it before the "
+    .. "kernel is first called (or check the spelling; a `local " .. tostring(key) .. " <const>` outside the "
+    .. "kernel cannot be seen by it: Lua compiles such constants away, so declare it without <const>)"
+end
+
 local function kernel_env(real, lt)
   local cache = {}
   return setmetatable({}, {
@@ -97,8 +114,7 @@ local function kernel_env(real, lt)
       if cache[key] then return cache[key] end
       local v = real[key]
       if v == nil then
-        T.fail("unknown name '" .. tostring(key) .. "': it is nil when the kernel is traced; "
-          .. "define it before the kernel is first called (or check the spelling)")
+        T.fail(unknown_name(key))
       end
       if LIBS[key] and type(v) == "table" then
         local w = setmetatable({}, { __index = function(_, fname)
@@ -143,9 +159,12 @@ local function rewrite_function(k, fn)
     values[i] = v
   end
   local rewrite = require "lattice.rewrite"
-  local chunk_text, err = rewrite.function_chunk(text, k.line, k.lastline, names, k.source)
+  local chunk_text, err = rewrite.function_chunk(text, k.line, k.lastline, names, k.source, fn)
   if not chunk_text then error(err, 0) end
-  local chunk, lerr = load(chunk_text, k.source, "t")
+  -- A function that uses no global has no _ENV: a name it does not see as a
+  -- local or upvalue can only be a `local <const>` Lua compiled away.
+  local env = setmetatable({ table = table }, { __index = function(_, key) T.fail(unknown_name(key)) end })
+  local chunk, lerr = load(chunk_text, k.source, "t", env)
   if not chunk then error("internal error: the rewritten function " .. k.name .. " does not load: " .. lerr, 0) end
   return chunk(hooks, table.unpack(values, 1, n))
 end
@@ -161,6 +180,7 @@ function M.func(fn)
     state.raise("lt.func: expects a Lua function")
   end
   local info = debug.getinfo(fn, "S")
+  check_source(info, "lt.func")
   return setmetatable({ fn = fn, source = info.source, short_src = info.short_src,
     line = info.linedefined, lastline = info.lastlinedefined,
     name = "function@" .. info.short_src .. ":" .. info.linedefined }, Func)
@@ -301,6 +321,7 @@ function K:compile()
     fieldm.materialize_current()
     self.cache[key] = trace(self, tys, true)
   end
+  self.last = self.last or self.cache[key]     -- k:ir() shows it until a call compiles another signature
   return self
 end
 
@@ -407,7 +428,9 @@ end
 
 -- k:ir() -> the IR after every pass for the most recently compiled signature.
 function K:ir()
-  if not self.last then state.raise("kernel " .. (self.name or "?") .. " has not been compiled yet; call it first") end
+  if not self.last then
+    state.raise("kernel " .. (self.name or "?") .. " has not been compiled yet; call it (or k:compile()) first")
+  end
   return core.compiled_ir(self.last)
 end
 

@@ -4,8 +4,12 @@
 -- the tree keeps token indices, and the tokens keep their lines, so the
 -- rewriter can copy them back onto the same lines (docs/internals.md).
 --
---   luaparse.find_function(text, linedefined, lastlinedefined)
---     -> func_node, tokens, unsupported | nil, err
+--   luaparse.find_functions(text, linedefined, lastlinedefined)
+--     -> candidates, tokens | nil, err
+--   candidates = { {f = func_node, unsupported = ...}, ... }: every function that
+--     starts on linedefined and ends on lastlinedefined, in source order (Lua's
+--     debug information cannot tell several such functions apart: see
+--     lattice.rewrite, which picks the right one by its bytecode)
 --   tokens = { T = types, V = texts, L = first lines, E = last lines }
 --   unsupported = nil or { line =, msg = } for the first goto/label in the function
 --   err = { line =, msg = } (a syntax error) or nil (no such function)
@@ -581,38 +585,41 @@ local function params_at(i)
 end
 
 -- Lexes text from `pos` (the start of line `line`) and returns the parsed
--- function on `first` whose 'end' is on `last` (with the tokens and the first
--- goto/label), or nil and the first syntax error.
+-- functions on `first` whose 'end' is on `last` (each with its first
+-- goto/label) and the tokens, or nil and the first syntax error.
 local function find_in(text, pos, line, first, last)
   T, V, L, E = {}, {}, {}, {}
   local ok, n = pcall(lex, text, pos, line, last, T, V, L, E)
   if not ok then return nil, n end
-  local firsterr
+  local firsterr, found = nil, nil
   for i = 1, n do
     if L[i] > first then break end
     if T[i] == "function" and (L[i] == first or L[params_at(i)] == first) then
       local ok2, f = pcall(parse_at, i)
       if ok2 then
-        if L[f.t2] == last then return f, { T = T, V = V, L = L, E = E }, unsupported end
+        if L[f.t2] == last then
+          found = found or {}
+          found[#found + 1] = { f = f, unsupported = unsupported }
+        end
       elseif not firsterr then
         firsterr = f
       end
     end
   end
+  if found then return found, { T = T, V = V, L = L, E = E } end
   return nil, firsterr
 end
 
-function M.find_function(text, first, last)
+function M.find_functions(text, first, last)
   -- Fast path: lex only from the function's first line. If that line starts
   -- inside a long string or comment, this may fail: then lex the whole chunk.
-  local f, toks, unsup, err
+  local found, toks
   local pos = line_start(text, first)
-  if pos then f, toks, unsup = find_in(text, pos, first, first, last) end
-  if not f and first > 1 then f, toks, unsup = find_in(text, 1, 1, first, last) end
-  if not f then err = toks end
+  if pos then found, toks = find_in(text, pos, first, first, last) end
+  if not found and first > 1 then found, toks = find_in(text, 1, 1, first, last) end
   T, V, L, E = nil, nil, nil, nil
-  if not f then return nil, err end
-  return f, toks, unsup
+  if not found then return nil, toks end
+  return found, toks
 end
 
 return M

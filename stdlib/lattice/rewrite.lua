@@ -3,8 +3,12 @@
 -- The rules are the contract in docs/internals.md ("The rewriter contract"); the
 -- way it is built (lexer -> parser -> emitter, line keeping) is described there too.
 --
---   rewrite.function_chunk(text, linedefined, lastlinedefined, upvalue_names, chunkname)
+--   rewrite.function_chunk(text, linedefined, lastlinedefined, upvalue_names, chunkname, fn)
 --     -> text of a new chunk | nil, "chunk:line: message"
+--   fn (optional): the function itself. Several functions can start and end on
+--   the same lines; then the one whose bytecode equals fn's is rewritten, and
+--   without fn, or when none or several different ones match, it is an error:
+--   the wrong body is never traced.
 
 local M = {}
 
@@ -71,7 +75,7 @@ end
 
 local CMP = { ["<"] = "lt", ["<="] = "le", [">"] = "gt", [">="] = "ge", ["=="] = "eq", ["~="] = "ne" }
 
-local emit, emit_block
+local emit, emit_block, identify
 
 -- Copies a node's tokens, emitting its kids (in source order) through `emit`.
 local function verbatim(n)
@@ -96,10 +100,13 @@ end
 
 -- The body of a function (after its ')') up to and including 'end': a fresh
 -- top level. `local __va` is filled in at the start once we know a closure used `...`.
-local function emit_body(f)
+-- A function defined inside the kernel counts how deeply it is called
+-- (`__lt.enter`): recursion on kernel values never ends at trace time.
+local function emit_body(f, inner)
   local saved = F
   F = { vararg = f.vararg, depth = 0, va = false }
   enter()
+  if inner then syn(format(" local __depth <close> = __lt.enter(%d);", L[f.t1])) end
   nout = nout + 1
   local slot = nout
   out[slot] = ""
@@ -319,7 +326,7 @@ end
 
 SPECIAL.Func = function(f)
   for q = f.t1, f.pt2 do tok(q) end
-  emit_body(f)
+  emit_body(f, true)
 end
 
 -- `a and b`: the right operand becomes `function() return (b) end` (parenthesized:
@@ -388,7 +395,46 @@ local function message(chunk, e)
   return chunk .. ": " .. tostring(e)          -- an internal error: still no crash
 end
 
-function M.function_chunk(text, linedefined, lastlinedefined, upvalue_names, chunkname)
+-- The head of a chunk that declares the upvalues and the function's
+-- parameter list, with the output on line `linedefined`.
+local function chunk_head(f, upvalue_names, linedefined)
+  syn("local __lt_pack, __lt_unpack = table.pack, table.unpack; local __lt")
+  for _, name in ipairs(upvalue_names or {}) do syn(", " .. name) end
+  syn(" = ...;")
+  sync(linedefined)
+  syn(" return function(")
+  if f.method then syn((f.nparams > 0 or f.vararg) and "self," or "self") end
+  for q = f.pt1 + 1, f.pt2 - 1 do tok(q) end
+  syn(")")
+end
+
+-- The candidate among several functions on the same lines that compiles to
+-- fn's bytecode: each is compiled unchanged, on its own lines, inside a chunk
+-- that declares fn's upvalues in their order, so its code refers to them as
+-- fn's code does (lattice.bytecode). Returns it, or nil and an error.
+function identify(found, fn, upvalue_names, linedefined, lastlinedefined, chunkname, chunk)
+  local function ambiguous(why)
+    return nil, format("%s:%d: cannot tell apart the %d functions defined on line%s %d%s (Lua records only the "
+      .. "lines where a function starts and ends)%s; put this function on a line of its own", chunk, linedefined,
+      #found, linedefined == lastlinedefined and "" or "s", linedefined,
+      linedefined == lastlinedefined and "" or ("-" .. lastlinedefined), why)
+  end
+  if type(fn) ~= "function" then return ambiguous("") end
+  local bytecode = require "lattice.bytecode"
+  for _, cand in ipairs(found) do     -- two that compile to the same code trace the same: take the first
+    out, nout, cur, nest = {}, 0, 1, 0
+    chunk_head(cand.f, upvalue_names, linedefined)
+    for q = cand.f.pt2 + 1, cand.f.t2 do tok(q) end
+    local text = concat(out, "", 1, nout)
+    out = nil
+    local loaded = load(text, chunkname, "t")
+    local g = loaded and loaded()
+    if g and bytecode.same_code(fn, g) then return cand end
+  end
+  return ambiguous(" (none of them compiles to the function's code)")
+end
+
+function M.function_chunk(text, linedefined, lastlinedefined, upvalue_names, chunkname, fn)
   local chunk = tostring(chunkname or "?"):gsub("^[@=]", "")
   if type(text) ~= "string" or math.type(linedefined) ~= "integer"
      or math.type(lastlinedefined) ~= "integer" or linedefined < 1 or lastlinedefined < linedefined then
@@ -401,27 +447,27 @@ function M.function_chunk(text, linedefined, lastlinedefined, upvalue_names, chu
                          .. "was it loaded from stripped bytecode?", chunk, linedefined, tostring(name))
     end
   end
-  local f, toks, unsupported = luaparse.find_function(text, linedefined, lastlinedefined)
-  if not f then
+  local found, toks = luaparse.find_functions(text, linedefined, lastlinedefined)
+  if not found then
     local err = toks                                -- nil, syntax error (or nil: not found)
     if err then return nil, message(chunk, err) end
     return nil, format("%s:%d: cannot find the function defined at lines %d-%d in its source "
                        .. "(was the file changed after it was loaded?)",
                        chunk, linedefined, linedefined, lastlinedefined)
   end
-  if unsupported then return nil, message(chunk, unsupported) end
   T, V, L, E = toks.T, toks.V, toks.L, toks.E
+  local pick, err = found[1], nil
+  if #found > 1 then pick, err = identify(found, fn, upvalue_names, linedefined, lastlinedefined, chunkname, chunk) end
+  if not pick then
+    T, V, L, E = nil, nil, nil, nil
+    return nil, err
+  end
+  local f, unsupported = pick.f, pick.unsupported
+  if unsupported then return nil, message(chunk, unsupported) end
 
   out, nout, cur, nest = {}, 0, 1, 0
   local ok, e = pcall(function()
-    syn("local __lt_pack, __lt_unpack = table.pack, table.unpack; local __lt")
-    for _, name in ipairs(upvalue_names or {}) do syn(", " .. name) end
-    syn(" = ...;")
-    sync(linedefined)
-    syn(" return function(")
-    if f.method then syn((f.nparams > 0 or f.vararg) and "self," or "self") end
-    for q = f.pt1 + 1, f.pt2 - 1 do tok(q) end
-    syn(")")
+    chunk_head(f, upvalue_names, linedefined)
     emit_body(f)
   end)
   local result = ok and concat(out, "", 1, nout) or nil

@@ -18,6 +18,11 @@ local spin = lt.kernel(function(g) for i in lt.ndrange(N) do v[i] = g * i end en
 local none = lt.kernel(function() for i in lt.ndrange(N) do y[i] = y[i] + 1 end end)
 
 lt.compile(fill, count, spin, none)
+-- k:ir() shows the IR of a kernel compiled ahead, before its first call
+C.check("ir after lt.compile", (count:ir():find("kernel", 1, true)) ~= nil, true)
+local ahead = lt.kernel(function(a) return a + 1 end, { a = lt.i32 })
+ahead:compile()
+C.check("ir after k:compile", (ahead:ir():find("add", 1, true)) ~= nil, true)
 C.check("signature after lt.compile", table.concat(fill:signatures(), ";"), "f32")
 C.check("composite signature", table.concat(spin:signatures(), ";"), "lt.vec2")
 fill(0.5)

@@ -86,6 +86,7 @@ function H.assign(names, ...)
   return select(k + 1, ...)
 end
 H.pack = pack
+function H.enter() return nil end
 
 local src
 local function rewrite(fn)

@@ -109,6 +109,12 @@ function H.ge(a, b) count("cmp"); return a >= b end
 function H.eq(a, b) count("cmp"); return a == b end
 function H.ne(a, b) count("cmp"); return a ~= b end
 function H.pack(...) count("pack"); return pack(...) end
+-- a function defined inside the rewritten one: the value closed when it returns
+function H.enter(line)
+  count("enter")
+  assert(math.type(line) == "integer", "enter: the line must be an integer")
+  return nil
+end
 
 -- decl returns exactly n values, so a wrong count in the rewrite shows up.
 function H.decl(n, ...)
