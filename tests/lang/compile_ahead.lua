@@ -46,7 +46,7 @@ C.check_error("unannotated argument", function() lt.compile(loose) end,
 C.check_error("not a kernel", function() lt.compile(fill, 3) end, "lt.compile: argument 2 is not a kernel")
 -- a trace error is raised by lt.compile itself, at the user's line
 local broken = lt.kernel(function() for i in lt.ndrange(N) do x[i] = undefined_name + 1 end end)
-C.check_error("trace error", function() lt.compile(broken) end, "compile_ahead.lua:43: unknown name 'undefined_name'")
+C.check_error("trace error", function() lt.compile(broken) end, "compile_ahead.lua:48: unknown name 'undefined_name'")
 
 -- kernels dropped or a program reset while their code is being made
 do
