@@ -641,3 +641,12 @@ int ir_kernel_add_string(ir_kernel *k, const char *s) {
 const char *ir_kernel_string(const ir_kernel *k, int i) {
   return i >= 0 && i < k->nstrings ? k->strings[i] : NULL;
 }
+
+void ir_name_local(ir_kernel *k, ir_stmt *a, const char *name) {
+  if (a->op == IR_alloca && a->imm.ival == 0) a->imm.ival = 1 + ir_kernel_add_string(k, name);
+}
+
+const char *ir_local_name(const ir_kernel *k, const ir_stmt *s) {
+  if (s->op != IR_alloca && s->op != IR_global_tmp) return NULL;
+  return s->imm.ival > 0 && s->imm.ival <= INT32_MAX ? ir_kernel_string(k, (int)s->imm.ival - 1) : NULL;
+}

@@ -101,7 +101,9 @@ struct ir_stmt {
                                       virtual index number for struct loops); global_ptr:
                                       1 when writes through it activate sparse cells */
     double fval;                   /* const of a float type */
-  } imm;
+  } imm;                           /* alloca, and the global_tmp offload makes of one:
+                                      1 + string index of the local's name, 0 if none
+                                      (ir_name_local; messages only) */
   int aux;                         /* arg: argument number; global_ptr/check_index: place
                                       SNode id; global_tmp: byte offset; snode_*,
                                       struct_for and the sparse tasks: the level's SNode id */
@@ -154,6 +156,10 @@ ir_kernel *ir_kernel_clone(const ir_kernel *k);      /* deep copy into a new are
 /* Adds a copy of s to k's string table; returns its index (print/assert aux). */
 int ir_kernel_add_string(ir_kernel *k, const char *s);
 const char *ir_kernel_string(const ir_kernel *k, int i);   /* NULL when out of range */
+/* The Lua name of the local a (an alloca) for error messages; it stays with
+** the global_tmp that offload makes of a, and with that one's copies. */
+void ir_name_local(ir_kernel *k, ir_stmt *a, const char *name);
+const char *ir_local_name(const ir_kernel *k, const ir_stmt *s);   /* NULL when unnamed */
 
 /* Record a user error at loc in k->error ("file:line: message") and longjmp to
 ** k->on_error (which must be set). */

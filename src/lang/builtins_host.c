@@ -176,8 +176,10 @@ bool lang_builtins_error(lua_State *L, const lang_compiled *c, int32_t code, con
     const char *msg = ir_kernel_string(k, (int)info[0]);
     find_assert fa = {(int)info[0], NULL};
     ir_walk(k->body, find_assert_file, &fa);   /* an lt.func may live in another file */
-    lua_pushfstring(L, "kernel %s (%s:%d): assertion failed: %s", k->name, fa.file ? fa.file : c->file,
-                    (int)info[3], msg ? msg : "?");
+    /* a check the compiler made (a loop bound, ...) starts with \1: its text is the whole message */
+    bool builtin = msg && msg[0] == '\1';
+    lua_pushfstring(L, "kernel %s (%s:%d): %s%s", k->name, fa.file ? fa.file : c->file, (int)info[3],
+                    builtin ? "" : "assertion failed: ", msg ? msg + builtin : "?");
     return true;
   }
   return false;

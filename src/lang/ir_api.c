@@ -139,6 +139,13 @@ static int m_alloca(lua_State *L) {
   return push_stmt(L, ir_b_alloca(&b->b, check_type(L, 2)));
 }
 
+/* b:name_local(alloca, name) -- the Lua name of a local, for messages */
+static int m_name_local(lua_State *L) {
+  lang_builder *b = check_builder(L);
+  ir_name_local(b->k, check_stmt(L, 2), luaL_checkstring(L, 3));
+  return 0;
+}
+
 static int m_load(lua_State *L) {
   lang_builder *b = check_builder(L);
   return push_stmt(L, ir_b_local_load(&b->b, check_stmt(L, 2)));
@@ -388,7 +395,7 @@ void lang_open_ir(lua_State *L) {
     {"set_args", m_set_args}, {"arg", m_arg}, {"set_ret", m_set_ret}, {"set_loc", m_set_loc},
     {"const_int", m_const_int}, {"const_float", m_const_float}, {"unary", m_unary},
     {"binary", m_binary}, {"op", m_op}, {"cast", m_cast}, {"select", m_select},
-    {"alloca", m_alloca}, {"load", m_load}, {"store", m_store},
+    {"alloca", m_alloca}, {"name_local", m_name_local}, {"load", m_load}, {"store", m_store},
     {"global_ptr", m_global_ptr}, {"global_load", m_global_load},
     {"global_store", m_global_store}, {"atomic", m_atomic}, {"check_index", m_check_index},
     {"if_", m_if}, {"while_", m_while}, {"range_for", m_range_for},

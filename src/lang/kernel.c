@@ -127,7 +127,10 @@ static int l_compile(lua_State *L) {
     c->traced = ir_kernel_clone(c->k);
     ok = ir_compile(c->k, true, NULL, NULL);
   }
-  if (!ok) return luaL_error(L, "%s", c->k->error);
+  if (!ok) {                 /* "file:line: message" already names the user's line */
+    lua_pushstring(L, c->k->error);
+    return lua_error(L);
+  }
   char err[1024] = "";
   if (background && p->be->compile_start) {
     c->pending = p->be->compile_start(p->be, c->k, err, sizeof err);

@@ -3,6 +3,7 @@
 -- runs the construct in Lua (static if, unrolled loop); a kernel value emits
 -- the IR construct and runs each closure once inside the right IR block.
 local types = require "lattice.types"
+local core = require "lattice.core"
 local fieldm = require "lattice.field"
 local T = require "lattice.tracer"
 local builtins = require "lattice.builtins"
@@ -251,56 +252,161 @@ local function int_bound(x, what)
   return s
 end
 
-function H.for_(a, b, step, body)
-  local n0 = T.nret()
-  if step == nil or step == 1 then
-    local sa = int_bound(a, "start")
-    local sb, lb = int_bound(b, "limit")
-    local bld = T.B()
-    local send
-    if lb then send = bld:const_int(I32.id, types.convert(lb + 1, I32))
-    else send = bld:binary("add", sb, bld:const_int(I32.id, 1)) end
-    local top = T.at_top()
-    local rf = bld:range_for(sa, send)
-    ir_loop(function()
-      in_block(bld:child(rf, 0), function()
-        local i = T.sym(T.B():loop_index(rf), I32)
-        if top then builtins.parallel_iteration({ i }) end
-        ir_code("inside a loop", body(i))
-      end)
-    end, top and "parallel")
-    T.after_construct(n0)
-    return
+-- Lua's numeric for (docs/language.md, "Loops"): the body runs
+-- trip = (b - a) // step + 1 times when a <= b (a >= b for a negative step),
+-- with i = a + k * step for k = 0 .. trip - 1, counted so that no bound
+-- overflows at the ends of the integer range. i is an i32 when both bounds fit
+-- in one (Lua integers in range, kernel values of at most 32 signed bits),
+-- else an i64. At the kernel's top level the loop is a parallel task of at
+-- most 2^31 - 1 iterations (more is an error: constant bounds when traced,
+-- others when the kernel runs); elsewhere, and with lt.serial, it is serial.
+local I64, U64 = types.by_name.i64, types.by_name.u64
+local INT32_MAX = 2147483647
+
+-- n // d for a positive d, n read as an unsigned 64-bit integer.
+local function udiv(n, d)
+  if n >= 0 then return n // d end
+  local q = ((n >> 1) // d) << 1
+  if not math.ult(n - q * d, d) then q = q + 1 end
+  return q
+end
+
+-- A bound: a Lua integer, or {s = statement, t = type} for a kernel value.
+local function for_bound(x, what)
+  if type(x) == "number" then
+    local i = math.tointeger(x)
+    if not i then fail("the " .. what .. " of a numeric for in a kernel must be an integer (got " .. x .. ")") end
+    return i
   end
-  if math.type(step) ~= "integer" or step == 0 then
+  local s, t = lift(x)
+  if not t.is_int or t.name == "i1" then
+    fail("the " .. what .. " of a numeric for in a kernel must be an integer (got " .. t.name .. ")")
+  end
+  return { s = s, t = t }
+end
+
+local function fits_i32(x)
+  if type(x) == "number" then return x >= -2147483648 and x <= INT32_MAX end
+  return x.t.bits < 32 or (x.t.bits == 32 and x.t.signed)
+end
+
+-- The bound as a statement of type t.
+local function bound_stmt(x, t)
+  local bld = T.B()
+  if type(x) == "number" then return bld:const_int(t.id, x) end
+  if x.t == t then return x.s end
+  return bld:cast(t.id, x.s)
+end
+
+-- The trip count as a statement: i64 for an i32 index (it is at most 2^32),
+-- else u64; a Lua integer when both bounds are.
+local function trip_count(a, b, step, it)
+  local mag = step > 0 and step or -step
+  if type(a) == "number" and type(b) == "number" then
+    if (step > 0 and a > b) or (step < 0 and a < b) then return 0 end
+    return udiv(step > 0 and b - a or a - b, mag) + 1
+  end
+  local bld = T.B()
+  local sa, sb = bound_stmt(a, I64), bound_stmt(b, I64)
+  local lo, hi = step > 0 and sa or sb, step > 0 and sb or sa
+  local ok = bld:binary("cmp_le", lo, hi)
+  local d = bld:binary("sub", hi, lo)                  -- exact for i32 bounds; wraps for i64 ones
+  local ct = I64
+  if it == I64 then ct = U64; d = bld:cast(U64.id, d) end
+  if mag ~= 1 then d = bld:binary("floordiv", d, bld:const_int(ct.id, mag)) end
+  local n = bld:binary("add", d, bld:const_int(ct.id, 1))
+  return bld:select(ok, n, bld:const_int(ct.id, 0)), ct
+end
+
+local function too_many(n)
+  fail(("this parallel loop runs %s iterations; a parallel loop runs at most 2147483647 (2^31 - 1): split it, "
+    .. "or make it serial with lt.serial"):format(math.ult(n, 0) and tostring(n) or ("%u"):format(n)))
+end
+
+function H.for_(a, b, step, body, serial)
+  local n0 = T.nret()
+  if step == nil then step = 1 end
+  if math.type(step) ~= "integer" or step == 0 or step == math.mininteger then
     fail("the step of a numeric for in a kernel must be a nonzero Lua integer constant (got " ..
       (is_kv(step) and "a kernel value" or tostring(step)) .. ")")
   end
-  local sa = int_bound(a, "start")
-  local sb = int_bound(b, "limit")
+  a, b = for_bound(a, "start"), for_bound(b, "limit")
+  local it = (fits_i32(a) and fits_i32(b)) and I32 or I64
+  local top = T.at_top() and not serial
   local bld = T.B()
-  local var = bld:alloca(I32.id)
-  bld:store(var, sa)
-  local w = bld:while_()
-  ir_loop(function()
-    in_block(bld:child(w, 0), function()
-      local bb = T.B()
-      local iv = bb:load(var)
-      local c = T.sym(bb:binary(step > 0 and "cmp_le" or "cmp_ge", iv, sb), types.by_name.i1)
-      break_unless(c)
-      local r = table.pack(body(T.sym(iv, I32)))
-      if r[1] then return ir_code("inside a loop", table.unpack(r, 1, r.n)) end
-      local b2 = T.B()
-      b2:store(var, b2:binary("add", b2:load(var), b2:const_int(I32.id, step)))
+  local first, last, direct, trip, tt
+  if it == I32 and step == 1 and type(a) == "number" and type(b) == "number" and b < INT32_MAX then
+    first, last, direct = bld:const_int(I32.id, a), bld:const_int(I32.id, b + 1), true    -- [a, b + 1)
+  elseif it == I32 and step == 1 and not top and not serial then
+    first, direct = bound_stmt(a, I64), true                                               -- [a, b + 1) in i64
+    last = bld:binary("add", bound_stmt(b, I64), bld:const_int(I64.id, 1))
+  else
+    trip, tt = trip_count(a, b, step, it)
+    if top then
+      if type(trip) == "number" then
+        if math.ult(INT32_MAX, trip) then too_many(trip) end
+        last = bld:const_int(I32.id, trip)
+      else
+        local ok = bld:binary("cmp_le", trip, bld:const_int(tt.id, INT32_MAX))
+        local chk = bld:op("assert", core.type_id("void"), ok)
+        bld:set_aux(chk, bld:add_string("\1this parallel loop has more than 2147483647 (2^31 - 1) iterations; "
+          .. "split it, or make it serial with lt.serial"), 0)
+        last = bld:cast(I32.id, trip)
+      end
+      first = bld:const_int(I32.id, 0)
+    else
+      tt = tt or (it == I64 and U64 or I64)
+      first = bld:const_int(tt.id, 0)
+      last = type(trip) == "number" and bld:const_int(tt.id, trip) or trip
+    end
+  end
+  -- the loop variable from the counter k
+  local function index(k)
+    local bb = T.B()
+    if direct then
+      return T.sym(T.B():cast(it.id, k), it)
+    end
+    local i = bb:cast(it.id, k)
+    if step ~= 1 then i = bb:binary("mul", i, bb:const_int(it.id, step)) end
+    if a ~= 0 then i = bb:binary("add", bound_stmt(a, it), i) end
+    return T.sym(i, it)
+  end
+  if serial and T.at_top() then
+    -- a top-level range_for would become a parallel task: count in a while loop
+    local ct = types.by_id[core.result_type("max", T.B():type(first), T.B():type(last))]
+    local var = bld:alloca(ct.id)
+    bld:store(var, first)
+    local w = bld:while_()
+    ir_loop(function()
+      in_block(bld:child(w, 0), function()
+        local bb = T.B()
+        local k = bb:load(var)
+        break_unless(T.sym(bb:binary("cmp_lt", k, last), types.by_name.i1))
+        local r = table.pack(body(index(k)))
+        if r[1] then return ir_code("inside a loop", table.unpack(r, 1, r.n)) end
+        local b2 = T.B()
+        b2:store(var, b2:binary("add", b2:load(var), b2:const_int(ct.id, 1)))
+      end)
     end)
-  end)
+    T.after_construct(n0)
+    return
+  end
+  local rf = bld:range_for(first, last)
+  ir_loop(function()
+    in_block(bld:child(rf, 0), function()
+      local k = T.B():loop_index(rf)
+      local i = (direct and it == I32 and T.B():type(k) == I32.id) and T.sym(k, I32) or index(k)
+      if top then builtins.parallel_iteration({ i }) end
+      ir_code("inside a loop", body(i))
+    end)
+  end, top and "parallel")
   T.after_construct(n0)
 end
 
 -- ---- generic for --------------------------------------------------------------------------------
 
-local NDRange, Static, GroupedRange = {}, {}, {}
-H.NDRange, H.Static, H.GroupedRange = NDRange, Static, GroupedRange
+local NDRange, Static, GroupedRange, Serial = {}, {}, {}, {}
+H.NDRange, H.Static, H.GroupedRange, H.Serial = NDRange, Static, GroupedRange, Serial
 H.index_vector = nil          -- set by composite.lua: indices -> an index vector
 
 -- Runs body over Lua values (unrolled); stops on break, propagates return.
@@ -438,6 +544,7 @@ function H.gfor(body, f, s, ctl)
   end
   local sparse = require "lattice.sparse"
   if m == sparse.Grouped then return field_loop(f.f, body, true) end
+  if m == Serial then return H.for_(f.a, f.b, f.step, body, true) end
   if m == Static then
     local a, b, step = f.a, f.b, f.step
     return unroll(body, coroutine.wrap(function()

@@ -219,6 +219,21 @@ hooks.Static.__call = function(s, _, i)
   return i
 end
 
+-- for i in lt.serial(a, b[, step]): a numeric for (bounds inclusive, Lua
+-- integers or kernel values; step a Lua integer) that stays serial at the
+-- kernel's top level, where a plain numeric for runs in parallel.
+function lt.serial(a, b, step)
+  if step ~= nil and math.type(step) ~= "integer" then
+    if T.active() then T.fail("lt.serial: the step must be a Lua integer constant") end
+    state.raise("lt.serial: the step must be a Lua integer")
+  end
+  if not T.active() and (math.type(a) ~= "integer" or math.type(b) ~= "integer") then
+    state.raise("lt.serial: outside a kernel the bounds must be Lua integers")
+  end
+  return setmetatable({ a = a, b = b, step = step or 1 }, hooks.Serial)
+end
+hooks.Serial.__call = hooks.Static.__call
+
 -- ---- builtins ------------------------------------------------------------------------------
 
 local function round_away(x)

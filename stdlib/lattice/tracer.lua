@@ -268,7 +268,12 @@ end
 
 function T.store_var(var, v, name)
   local s = implicit(v, var.t, "the kernel variable '" .. name .. "'")
-  B():store(var.v, s)
+  local b = B()
+  if not rawget(var, "named") then       -- for messages about the local (the reduce pass)
+    b:name_local(var.v, name)
+    rawset(var, "named", true)
+  end
+  b:store(var.v, s)
 end
 
 -- ---- comparisons and logic ----------------------------------------------------------

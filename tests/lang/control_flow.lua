@@ -87,7 +87,7 @@ end
 
 local function swap(a, b)
   local x, y = a, b
-  for _ = 1, 3 do x, y = y, x + y end            -- multiple assignment, fibonacci-like
+  for _ in lt.serial(1, 3) do x, y = y, x + y end  -- multiple assignment, fibonacci-like (serial: each step reads the last)
   return x * 100 + y
 end
 
