@@ -112,6 +112,7 @@ function lt.cast(x, t)
     if T.active() then T.fail("lt.cast needs a number, got a " .. type(x)) end
     state.raise("lt.cast: expects a number, got a " .. type(x))
   end
+  if T.active() then return T.typed_const(x, t) end     -- in a kernel: a value of type t
   return types.convert(x, t)
 end
 types.Type.__call = function(t, x) return lt.cast(x, t) end

@@ -133,6 +133,34 @@ local function lift(x)
 end
 T.lift = lift
 
+-- Two operands of one operation. A Lua float next to a float kernel value
+-- takes that value's type (docs/arithmetic.md, "Constants"): `x * 0.1` with x
+-- an f64 multiplies by the double nearest 0.1, not by 0.1 rounded to f32
+-- first; next to an f32 it is rounded to f32. Other Lua numbers are lifted
+-- as alone (default_ip / default_fp).
+local function lift_pair(a, b)
+  local sa, ta, sb, tb
+  if type(a) == "number" and math.type(a) == "float" and is_kv(b) and b.t.is_float then
+    sb, tb = lift(b)
+    return B():const_float(tb.id, a), tb, sb, tb
+  end
+  sa, ta = lift(a)
+  if type(b) == "number" and math.type(b) == "float" and ta.is_float then
+    return sa, ta, B():const_float(ta.id, b), ta
+  end
+  sb, tb = lift(b)
+  return sa, ta, sb, tb
+end
+T.lift_pair = lift_pair
+
+-- A Lua number converted to type t inside a kernel: a constant of that type
+-- (lt.f64(0) declares an f64 local; lt.i64(1) << 40 is 2^40).
+function T.typed_const(x, t)
+  local v = types.convert(x, t)
+  if t.is_float then return sym(B():const_float(t.id, v), t) end
+  return sym(B():const_int(t.id, v), t)
+end
+
 -- The value v as a statement of type t, by the implicit conversion rules
 -- (assignment to a local, a field, an atomic): integer <-> integer wraps,
 -- integer -> float and float -> float convert; float -> integer and anything
@@ -171,8 +199,7 @@ local function binop(op, kind, mm)
   return function(a, b)
     local cm = composite(b) or composite(a)
     if cm then return cm[mm](a, b) end             -- scalar op vector: broadcast
-    local sa, ta = lift(a)
-    local sb, tb = lift(b)
+    local sa, ta, sb, tb = lift_pair(a, b)
     if ta == I1 or tb == I1 then
       if kind ~= "bit" or ta ~= tb then
         fail("booleans (results of comparisons) take no part in arithmetic; convert with lt.select(c, 1, 0)")
@@ -270,7 +297,9 @@ function T.store_var(var, v, name)
   local s = implicit(v, var.t, "the kernel variable '" .. name .. "'")
   local b = B()
   if not rawget(var, "named") then       -- for messages about the local (the reduce pass)
-    b:name_local(var.v, name)
+    -- name: the local's, or a description quoting it ("the kernel variable 'v'": a component)
+    local lname = name:match("^[%a_][%w_]*$") and name or name:match("'([%a_][%w_]*)'")
+    if lname then b:name_local(var.v, lname) end
     rawset(var, "named", true)
   end
   b:store(var.v, s)
@@ -289,8 +318,7 @@ function T.compare(name, a, b)
     if name == "eq" then return false elseif name == "ne" then return true end
     fail("cannot order a kernel value and a " .. (numeric(a) and type(b) or type(a)))
   end
-  local sa, ta = lift(a)
-  local sb, tb = lift(b)
+  local sa, ta, sb, tb = lift_pair(a, b)
   if (ta == I1) ~= (tb == I1) then fail("cannot compare a boolean with a number") end
   if ta == I1 and name ~= "eq" and name ~= "ne" then fail("booleans can only be compared with == and ~=") end
   return sym(B():binary(cmp_op[name], sa, sb), I1)
@@ -342,8 +370,7 @@ end
 function T.or_(a, bf)
   if composite(a) then T.cond(a) end
   if getmetatable(a) == Pending then
-    local sx, tx = lift(a.v)
-    local sy, ty = lift(bf())
+    local sx, tx, sy, ty = lift_pair(a.v, bf())
     if (tx == I1) ~= (ty == I1) then fail("`c and x or y`: x and y must both be numbers or both booleans") end
     local t = types.by_id[core.result_type("max", tx.id, ty.id)]
     local b = B()
@@ -473,8 +500,7 @@ function T.unary_builtin(op, x)
 end
 
 function T.binary_builtin(op, a, b)
-  local sa, ta = lift(a)
-  local sb, tb = lift(b)
+  local sa, ta, sb, tb = lift_pair(a, b)
   if ta == I1 or tb == I1 then fail("lt." .. op .. " needs numbers, got a boolean") end
   local t = types.by_id[core.result_type("max", ta.id, tb.id)]
   if op == "pow" or op == "atan2" then t = types.float_for(t) end

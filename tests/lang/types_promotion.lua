@@ -52,8 +52,8 @@ local floats = lt.kernel(function(big, x32, x64, i, j, l)
   F[2] = i / j            -- i32 / i32 -> f32
   F[3] = l / j            -- i64 / i32 -> f64
   F[4] = i ^ j            -- i32 ^ i32 -> f32
-  F[5] = i + 0.1          -- a Lua float is an f32 constant
-  F[6] = x64 + 0.1        -- f64 + f32 constant -> f64
+  F[5] = i + 0.1          -- a Lua float next to an integer is a default_fp (f32) constant
+  F[6] = x64 + 0.1        -- next to an f64 it is the exact double
   F[7] = i // j           -- integer floor division stays integer
   F[8] = x32 * 3          -- f32 * i32 constant -> f32
 end, { big = lt.i64, x32 = lt.f32, x64 = lt.f64, i = lt.i32, j = lt.i32, l = lt.i64 })
@@ -64,7 +64,7 @@ check("i32 / i32", F[2], f32(1 / 3))
 check("i64 / i32", F[3], 1 / 3)
 check("i32 ^ i32", F[4], 1.0)
 check("i32 + 0.1", F[5], f32(1 + f32(0.1)))
-check("f64 + 0.1", F[6], f32(0.1) + 0.0)
+check("f64 + 0.1", F[6], 0.1)
 check("i32 // i32", F[7], 0.0)
 check("f32 * 3", F[8], f32(f32(0.1) * 3))
 floats(0, 0.0, 0.0, 2, -2, 7)
