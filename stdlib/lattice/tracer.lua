@@ -157,6 +157,7 @@ T.lift_pair = lift_pair
 -- (lt.f64(0) declares an f64 local; lt.i64(1) << 40 is 2^40).
 function T.typed_const(x, t)
   local v = types.convert(x, t)
+  if t.is_float and math.type(x) == "float" and x == 0 then v = x end     -- keeps the sign of -0.0
   if t.is_float then return sym(B():const_float(t.id, v), t) end
   return sym(B():const_int(t.id, v), t)
 end
