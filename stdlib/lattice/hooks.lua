@@ -235,23 +235,6 @@ end
 
 -- ---- numeric for: always an IR loop ----------------------------------------------------------
 
-local function int_bound(x, what)
-  if type(x) == "number" then
-    if math.type(x) ~= "integer" then
-      local i = math.tointeger(x)
-      if not i then fail("the " .. what .. " of a numeric for in a kernel must be an integer (got " .. x .. ")") end
-      x = i
-    end
-    return T.B():const_int(I32.id, types.convert(x, I32)), x
-  end
-  local s, t = lift(x)
-  if not t.is_int or t.name == "i1" then
-    fail("the " .. what .. " of a numeric for in a kernel must be an integer (got " .. t.name .. ")")
-  end
-  if t ~= I32 then s = T.B():cast(I32.id, s) end
-  return s
-end
-
 -- Lua's numeric for (docs/language.md, "Loops"): the body runs
 -- trip = (b - a) // step + 1 times when a <= b (a >= b for a negative step),
 -- with i = a + k * step for k = 0 .. trip - 1, counted so that no bound
@@ -445,28 +428,107 @@ local function split_index(idx, begins, extents, first, last)
   return out
 end
 
+-- A bound of an lt.ndrange range: ndrange indices are i32, so a bound is a
+-- Lua integer or a kernel value of at most 32 signed bits (a wider one would
+-- be truncated: an error). Returns a statement, or nil and the Lua integer.
+local function nd_bound(x, what)
+  if type(x) == "number" then
+    local i = math.tointeger(x)
+    if not i then fail("the " .. what .. " of an lt.ndrange range must be an integer (got " .. x .. ")") end
+    if i < -2147483648 or i > INT32_MAX then
+      fail("the " .. what .. " of an lt.ndrange range must fit in 32 bits (got " .. i .. "): its indices are i32; "
+        .. "use a numeric for for 64-bit indices")
+    end
+    return nil, i
+  end
+  local s, t = lift(x)
+  if not t.is_int or t.name == "i1" then
+    fail("the " .. what .. " of an lt.ndrange range must be an integer (got " .. t.name .. ")")
+  end
+  if not fits_i32({ t = t }) then
+    fail("the " .. what .. " of an lt.ndrange range is " .. T.an(t.name) .. " value: its indices are i32, so "
+      .. "convert it with lt.i32(...) when it fits, or use a numeric for for 64-bit indices")
+  end
+  if t ~= I32 then s = T.B():cast(I32.id, s) end
+  return s
+end
+
+local NOT_MORE = 2147483648             -- extents are capped here while multiplying (saturating)
+
+-- The number of iterations of an ndrange with some bounds known only at run
+-- time: each axis max(end - begin, 0) in i64 (so reversed ranges are empty),
+-- their product saturated at 2^31; more than 2^31 - 1 stops the kernel with
+-- an error. Returns the i32 total and the i32 extents (statements or Lua
+-- integers).
+local function nd_total(begins, ends)
+  local bld = T.B()
+  local total, ext = nil, {}
+  local cap, zero = bld:const_int(I64.id, NOT_MORE), bld:const_int(I64.id, 0)
+  for k = 1, #begins do
+    local e
+    if type(begins[k]) == "number" and type(ends[k]) == "number" then
+      e = math.max(ends[k] - begins[k], 0)
+      ext[k] = e
+      e = bld:const_int(I64.id, e)
+    else
+      local a = type(begins[k]) == "number" and bld:const_int(I64.id, begins[k]) or bld:cast(I64.id, begins[k])
+      local b = type(ends[k]) == "number" and bld:const_int(I64.id, ends[k]) or bld:cast(I64.id, ends[k])
+      e = bld:binary("max", bld:binary("sub", b, a), zero)
+      ext[k] = T.sym(bld:cast(I32.id, e), I32)       -- exact whenever the loop runs (total <= 2^31 - 1)
+    end
+    total = total and bld:binary("min", bld:binary("mul", total, bld:binary("min", e, cap)), cap) or e
+  end
+  local ok = bld:binary("cmp_le", total, bld:const_int(I64.id, INT32_MAX))
+  local chk = bld:op("assert", core.type_id("void"), ok)
+  bld:set_aux(chk, bld:add_string("\1this lt.ndrange has more than 2147483647 (2^31 - 1) index tuples; "
+    .. "split it into several loops"), 0)
+  return bld:cast(I32.id, total), ext
+end
+
 local function ndrange_loop(r, body)
   local n0 = T.nret()
   local dims = r.dims
   local nd = #dims
-  local bld = T.B()
-  local begins, extents = {}, {}
+  local begins, ends, extents = {}, {}, {}
   local constant = true
   for k, d in ipairs(dims) do
-    local sa, la = int_bound(d[1], "begin")
-    local sb, lb = int_bound(d[2], "end")
-    begins[k] = la or T.sym(sa, I32)
-    if la and lb then extents[k] = math.max(lb - la, 0)
-    else extents[k] = (lb or T.sym(sb, I32)) - (la or T.sym(sa, I32)); constant = false end
+    local sa, la = nd_bound(d[1], "begin")
+    local sb, lb = nd_bound(d[2], "end")
+    begins[k], ends[k] = la or sa, lb or sb
+    if not (la and lb) then constant = false end
+  end
+  local total_stmt
+  if constant then
+    local total = 1
+    for k = 1, nd do
+      extents[k] = math.max(ends[k] - begins[k], 0)
+      total = math.min(total * math.min(extents[k], NOT_MORE), NOT_MORE)
+    end
+    if total > INT32_MAX then
+      local full = 1.0
+      for k = 1, nd do full = full * extents[k] end
+      fail(("this lt.ndrange has %.0f index tuples; a loop runs at most 2147483647 (2^31 - 1): split it into "
+        .. "several loops"):format(full))
+    end
+  else
+    total_stmt, extents = nd_total(begins, ends)
+  end
+  for k = 1, nd do
+    if type(begins[k]) ~= "number" then begins[k] = T.sym(begins[k], I32) end
   end
   local top = T.at_top()
   local inner = nd >= 2 and top and constant and extents[nd] >= INNER_MIN
   local rows = 1
   for k = 1, nd - 1 do rows = constant and rows * extents[k] or rows end
   inner = inner and rows >= ROWS_MIN
-  local total = 1
-  for k = 1, inner and nd - 1 or nd do total = total * extents[k] end
-  local rf = T.B():range_for(T.B():const_int(I32.id, 0), int_bound(total, "size"))
+  local last = total_stmt
+  if constant then
+    local total = 1
+    for k = 1, inner and nd - 1 or nd do total = total * extents[k] end
+    last = T.B():const_int(I32.id, total)
+  end
+  local bld = T.B()
+  local rf = bld:range_for(bld:const_int(I32.id, 0), last)
   ir_loop(function()
     in_block(bld:child(rf, 0), function()
       local idx = T.sym(T.B():loop_index(rf), I32)
