@@ -209,6 +209,26 @@ static void put_builtin(out *o, const ir_stmt *s) {
   }
 }
 
+/* After offload, a loop that runs serially at the kernel's outer level
+** says why in a comment (the parser skips it): only a top-level loop becomes
+** a parallel task. A loop nested in another loop says nothing (the outer one
+** is parallel, or says why it is serial). */
+static void put_serial_note(out *o, const ir_stmt *s) {
+  if (!o->k->offloaded || (s->op != IR_while && s->op != IR_range_for)) return;
+  bool in_if = false;
+  for (const ir_stmt *p = s->parent ? s->parent->owner : NULL; p; p = p->parent ? p->parent->owner : NULL) {
+    if (p->op == IR_task_serial) {
+      put(o, in_if                 ? "  # serial: inside an `if`; only loops at the kernel's top level run in parallel"
+             : s->op == IR_while ? "  # serial: a while or repeat loop, or lt.serial"
+                                 : "  # serial: in a serial task");
+      return;
+    }
+    if (ir_op_flags(p->op) & IR_TASK) return;           /* in a parallel task's iteration */
+    if (p->op == IR_if) in_if = true;
+    else return;                                         /* nested in a loop */
+  }
+}
+
 static void print_stmt(out *o, const ir_stmt *s, int depth) {
   put(o, "%*s", 2 * depth, "");
   if (s->type != IR_void || s->op == IR_global_ptr || s->op == IR_global_tmp) {
@@ -296,6 +316,7 @@ static void print_stmt(out *o, const ir_stmt *s, int depth) {
   if (ir_op_flags(s->op) & IR_BLOCKS) {
     put(o, " {");
     put_loc(o, s);
+    put_serial_note(o, s);
     put(o, "\n");
     if (s->blocks[0]) print_block(o, s->blocks[0], depth + 1);
     if (s->blocks[1]) {

@@ -139,6 +139,17 @@ static int m_alloca(lua_State *L) {
   return push_stmt(L, ir_b_alloca(&b->b, check_type(L, 2)));
 }
 
+/* b:set_return_value(ret, v) -- gives a bare return (made before the
+** kernel's result type was known) its value v, which must be visible there */
+static int m_set_return_value(lua_State *L) {
+  check_builder(L);
+  ir_stmt *r = check_stmt(L, 2), *v = check_stmt(L, 3);
+  if (r->op != IR_return || r->nops != 0) return luaL_error(L, "internal error: not a bare return");
+  r->nops = 1;
+  r->ops[0] = v;
+  return 0;
+}
+
 /* b:name_local(alloca, name) -- the Lua name of a local, for messages */
 static int m_name_local(lua_State *L) {
   lang_builder *b = check_builder(L);
@@ -395,7 +406,7 @@ void lang_open_ir(lua_State *L) {
     {"set_args", m_set_args}, {"arg", m_arg}, {"set_ret", m_set_ret}, {"set_loc", m_set_loc},
     {"const_int", m_const_int}, {"const_float", m_const_float}, {"unary", m_unary},
     {"binary", m_binary}, {"op", m_op}, {"cast", m_cast}, {"select", m_select},
-    {"alloca", m_alloca}, {"name_local", m_name_local}, {"load", m_load}, {"store", m_store},
+    {"alloca", m_alloca}, {"name_local", m_name_local}, {"set_return_value", m_set_return_value}, {"load", m_load}, {"store", m_store},
     {"global_ptr", m_global_ptr}, {"global_load", m_global_load},
     {"global_store", m_global_store}, {"atomic", m_atomic}, {"check_index", m_check_index},
     {"if_", m_if}, {"while_", m_while}, {"range_for", m_range_for},

@@ -87,9 +87,18 @@ function H.pack(...) return table.pack(...) end
 -- trace time (both branches are traced), so a deep one is reported at once
 -- instead of running until Lua's stack overflows.
 
+-- While one runs, the innermost function of the trace is one whose end the
+-- tracer does not see (a `false` on S.rets): a `return` under a kernel
+-- condition in it is an error, never a return of the enclosing kernel or
+-- lt.func.
+
 local MAX_DEPTH = 200
 local depth = 0
-local LEAVE = setmetatable({}, { __close = function() depth = depth - 1 end })
+local LEAVE = setmetatable({}, { __close = function()
+  depth = depth - 1
+  local S = T.current()
+  if S and S.rets and S.rets[#S.rets] == false then S.rets[#S.rets] = nil end
+end })
 
 function H.enter(line)
   if depth >= MAX_DEPTH then
@@ -99,6 +108,11 @@ function H.enter(line)
       .. "sides of a condition on kernel values are traced); write the recursion as a loop")
   end
   depth = depth + 1
+  local S = T.current()
+  if S then
+    S.rets = S.rets or {}
+    S.rets[#S.rets + 1] = false
+  end
   return LEAVE
 end
 
@@ -349,7 +363,7 @@ function H.for_(a, b, step, body, serial)
     if direct then
       return T.sym(T.B():cast(it.id, k), it)
     end
-    local i = bb:cast(it.id, k)
+    local i = bb:type(k) == it.id and k or bb:cast(it.id, k)
     if step ~= 1 then i = bb:binary("mul", i, bb:const_int(it.id, step)) end
     if a ~= 0 then i = bb:binary("add", bound_stmt(a, it), i) end
     return T.sym(i, it)

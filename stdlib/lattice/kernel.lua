@@ -253,7 +253,7 @@ local function trace(k, tys, background)
     end
     local ctx = T.push_function()
     local ret = T.pop_function(ctx, rf(table.unpack(args, 1, #tys)))
-    if ret ~= nil then T.emit_return(ret) end
+    T.emit_return(ret)
   end)
   T.finish()
   if not ok then error(res, 0) end

@@ -533,6 +533,7 @@ function T.push_function()
   S.rets = S.rets or {}
   local ctx = { base = S.b:block(), mark = S.b:last(), depth = #S.loops, nret = 0 }
   S.rets[#S.rets + 1] = ctx
+  S.kernel_ctx = S.kernel_ctx or ctx            -- the first one pushed: the kernel's
   return ctx
 end
 
@@ -599,6 +600,48 @@ local function store_returns(ctx, vals)
   end
 end
 
+-- A zero of type t at the front of the kernel (visible to every return).
+local function front_zero(t)
+  local ctx = S.kernel_ctx
+  local b = B()
+  local z = t.is_float and b:const_float(t.id, 0) or b:const_int(t.id, 0)
+  b:move_after(z, ctx.mark, ctx.base)
+  ctx.mark = z
+  return z
+end
+
+-- The kernel's result type is that of its first `return v`; every return
+-- converts to it (S.ret_t), and a bare `return` then returns zero.
+local function set_result_type(t)
+  S.ret_t = t
+  S.b:set_ret(t.id)
+  if S.bare_rets then                        -- earlier bare returns get the zero now
+    local z = front_zero(t)
+    for _, j in ipairs(S.bare_rets) do S.b:set_return_value(j, z) end
+    S.bare_rets = nil
+  end
+end
+
+-- The kernel's own `return` at its top level, outside any loop (maybe under
+-- conditions on kernel values): an IR return. The offload pass makes the
+-- tasks after it skip once it is taken (a range task gets an empty range), so
+-- a guard clause `if n > cap then return end` leaves the loops after it
+-- parallel; the rest of the kernel is not nested under a flag.
+local function direct_return(vals)
+  local v = vals[1]
+  local b = B()
+  if v == nil then
+    if S.ret_t then b:jump("return", front_zero(S.ret_t)); return end
+    S.bare_rets = S.bare_rets or {}
+    S.bare_rets[#S.bare_rets + 1] = b:jump("return")
+    return
+  end
+  local cm = composite(v)
+  if cm then fail("a kernel returns one scalar, not " .. cm.describe(v) .. "; write composite results to a field") end
+  if not S.ret_t then set_result_type(value_type(v)) end
+  B():jump("return", implicit(v, S.ret_t, "the kernel's result, whose type its first return set"))
+end
+
 -- Emits a `return ...` found in an IR block; false when the innermost function
 -- cannot take one (a function defined inside a kernel: its end is not seen).
 function T.early_return(...)
@@ -608,6 +651,10 @@ function T.early_return(...)
     if S.loops[i] == "parallel" then
       fail("return cannot leave the outermost for loop of a kernel: its iterations run in parallel")
     end
+  end
+  if #S.rets == 1 and #S.loops == 0 and ctx.nret == 0 then
+    direct_return(table.pack(...))
+    return true
   end
   if not ctx.flag then ctx.flag = declare_front(ctx, I1) end
   store_returns(ctx, table.pack(...))
@@ -660,14 +707,14 @@ function T.pop_function(ctx, ...)
   return table.unpack(out, 1, n)
 end
 
--- The kernel's `return v` at the end of the function.
+-- The kernel's `return v` at the end of the function (v nil: it ends without
+-- one; after an earlier `return v`, that is a return of zero).
 function T.emit_return(v)
-  local cm = composite(v)
-  if cm then fail("a kernel returns one scalar, not " .. cm.describe(v) .. "; write composite results to a field") end
-  local s, t = lift(v)
-  S.b:set_ret(t.id)
-  B():jump("return", s)
-  return t
+  if v == nil then
+    if S.ret_t then B():jump("return", front_zero(S.ret_t)) end
+    return
+  end
+  direct_return({ v, n = 1 })
 end
 
 return T

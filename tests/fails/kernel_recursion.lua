@@ -3,8 +3,7 @@ local lt = require "lattice"
 local x = lt.field(lt.i32, 4)
 local k = lt.kernel(function(n)
   local function fact(v)
-    if v <= 1 then return 1 end
-    return v * fact(v - 1)
+    return lt.select(v <= 1, 1, v * fact(v - 1))   -- both sides are traced: never ends
   end
   x[0] = fact(n)
 end)

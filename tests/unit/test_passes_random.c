@@ -4,7 +4,8 @@
 ** Builds a few hundred random kernels with the C builder (mixed-type
 ** arithmetic, casts, comparisons, selects, locals, ifs, while loops with
 ** breaks, nested range_for loops, field loads/stores/atomics, top-level
-** range_for loops bounded by arguments), then runs each twice in a small
+** range_for loops bounded by arguments, in which the kernel's locals only
+** take parallel sums), then runs each twice in a small
 ** reference interpreter written here: once after typecheck only, once after
 ** the whole ir_compile pipeline (constfold/cse/dce/offload, verified after
 ** every pass). Field memory and the kernel's result must be identical.
@@ -211,6 +212,9 @@ typedef struct {
   ir_snode *fields[NFIELDS];
   ir_stmt *loop_idx;   /* innermost loop index in scope, or NULL */
   int budget;          /* statements left to emit */
+  bool par;            /* inside a top-level range_for (a parallel task): the
+                          kernel's locals are only updated by reductions there
+                          (s = s + v), never read: the reduce pass refuses races */
 } gen;
 
 static bool is_num(const ir_stmt *s) { return s->type != IR_i1 && s->type != IR_void; }
@@ -288,7 +292,7 @@ static void value(gen *g) {
     break;
   }
   default:
-    if (g->nlocals && rnd(2)) {
+    if (g->nlocals && rnd(2) && !g->par) {
       r = ir_b_local_load(&g->b, g->locals[rnd((unsigned)g->nlocals)]);
     } else {
       ir_stmt *idx = index_value(g);
@@ -342,6 +346,12 @@ static void stmt(gen *g, int depth, bool top) {
     ir_stmt *v = pick(g, 0);
     if (!v) return;
     if (ir_type_is_float(v->type) && ir_type_is_int(var->type)) v = as_type(g, v, var->type);
+    if (g->par) {                    /* a parallel sum: integers, so any order gives the same bits */
+      if (!ir_type_is_int(var->type)) return;
+      v = as_type(g, v, var->type);
+      ir_stmt *old = ir_b_local_load(&g->b, var);
+      v = rnd(2) ? ir_b_binary(&g->b, IR_add, old, v) : ir_b_binary(&g->b, IR_sub, old, v);
+    }
     ir_b_local_store(&g->b, var, v);
   } else if (r < 9 && depth < 3) { /* if / else */
     ir_stmt *c = pick(g, 2);
@@ -370,14 +380,17 @@ static void stmt(gen *g, int depth, bool top) {
     ir_stmt *s = ir_b_range_for(&g->b, ir_b_const_int(&g->b, IR_i32, (int64_t)rnd(2)), end);
     ir_block *saved = g->b.block;
     ir_stmt *outer_idx = g->loop_idx;
+    bool outer_par = g->par;
     int mark = g->npool;
     g->b.block = s->blocks[0];
+    if (depth == 0) g->par = true;
     g->loop_idx = ir_b_loop_index(&g->b, s);
     push(g, g->loop_idx);
     stmts(g, depth + 1, false);
     g->b.block = saved;
     g->npool = mark;
     g->loop_idx = outer_idx;
+    g->par = outer_par;
   }
 }
 

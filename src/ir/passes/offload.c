@@ -411,9 +411,44 @@ static ir_stmt *flag_clear(ir_kernel *k, ir_block *blk, int off, ir_loc loc) {
   return c;
 }
 
+/* The bound of range task t (begin when end is false) as an i32 in blk. */
+static ir_stmt *bound_value(ir_kernel *k, ir_block *blk, const ir_stmt *t, bool end) {
+  int gtmp = end ? t->range.end_gtmp : t->range.begin_gtmp;
+  if (gtmp < 0) {
+    ir_stmt *c = mk(k, IR_const, IR_i32, 0, NULL, t->loc);
+    c->imm.ival = end ? t->range.end : t->range.begin;
+    ir_append(blk, c);
+    return c;
+  }
+  ir_stmt *p = mk_gtmp(k, IR_i32, gtmp, t->loc);
+  ir_append(blk, p);
+  ir_stmt *v = mk(k, IR_global_load, IR_i32, 1, &p, t->loc);
+  ir_append(blk, v);
+  return v;
+}
+
+/* Range task t after a task that may return runs no iteration once the flag
+** at gtmp `off` is set: its end becomes `flag clear ? end : begin`, decided
+** once by a serial task before it (not tested in every iteration). That task
+** must have no return of its own, which would skip the bound's store. */
+static void empty_unless_clear(ir_kernel *k, ir_stmt *t, int off) {
+  ir_stmt *ser = t->prev;
+  if (!ser || ser->op != IR_task_serial || has_return(ser->blocks[0])) {
+    ser = mk(k, IR_task_serial, IR_void, 0, NULL, t->loc);
+    ser->blocks[0] = ir_block_new(k, ser);
+    ir_insert_before(t, ser);
+  }
+  ir_block *b = ser->blocks[0];
+  ir_stmt *ops[3] = {flag_clear(k, b, off, t->loc), bound_value(k, b, t, true), bound_value(k, b, t, false)};
+  ir_stmt *sel = mk(k, IR_select, IR_i32, 3, ops, t->loc);
+  ir_append(b, sel);
+  t->range.end_gtmp = store_bound(k, ser, sel, t->loc);
+}
+
 /* A return ends the kernel, but each task is a separate function: when a
 ** task that is not the last may return, a flag in a gtmp (cleared before the
-** first task, set before each return) guards every later task's body. */
+** first task, set before each return) guards every later task: a range task
+** by its bounds (empty_unless_clear), any other by an `if` around its body. */
 static void guard_after_returns(ir_kernel *k) {
   ir_stmt *first = NULL;
   for (ir_stmt *t = k->body->first; t && !first; t = t->next)
@@ -441,6 +476,10 @@ static void guard_after_returns(ir_kernel *k) {
     if (t->next) flag_returns(k, t->blocks[0], off);
     /* list, gc and deactivate_all tasks have no body to guard (see docs/ir.md) */
     if (t == first || !t->blocks[0]) continue;
+    if (t->op == IR_task_range_for) {
+      empty_unless_clear(k, t, off);
+      continue;
+    }
     ir_block *body = t->blocks[0], *nb = ir_block_new(k, t);
     ir_stmt *guard = mk(k, IR_if, IR_void, 1, NULL, t->loc);
     guard->ops[0] = flag_clear(k, nb, off, t->loc);
