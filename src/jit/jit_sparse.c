@@ -49,6 +49,8 @@ struct jit_sparse {
   uint64_t change_stamp[IR_MAX_SNODES];
   uint64_t clock;
   int64_t lists_reused;
+  uint64_t commit_limit;             /* jit_sparse_set_commit_limit; 0: none */
+  char commit_found[64];
 };
 
 /* ---- the device, through the backend ---------------------------------------------- */
@@ -257,6 +259,43 @@ bool jit_sparse_add_tree(jit_sparse *s, const ir_program *p, int tree, char *err
 
 /* ---- instances ----------------------------------------------------------------------- */
 
+void jit_sparse_set_commit_limit(jit_sparse *s, uint64_t bytes, const char *found) {
+  s->commit_limit = bytes;
+  snprintf(s->commit_found, sizeof s->commit_found, "%s", found ? found : "");
+}
+
+void jit_sparse_format_bytes(uint64_t bytes, char *buf, size_t len) {
+  static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1024 && u < 6) {
+    v /= 1024;
+    u++;
+  }
+  if (u == 0) snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+  else snprintf(buf, len, "%.2f %s", v, units[u]);
+}
+
+/* Whether `bytes` more of the pool fit in the host memory the pool may take;
+** else writes why (the tree, the sizes, what to do) to err. */
+static bool fits_commit_limit(jit_sparse *s, const ir_snode *root, uint64_t bytes, char *err, size_t errlen) {
+  if (!s->commit_limit || !read_header(s)) return true;
+  uint64_t used = s->hdr.pool_used;
+  if (used <= s->commit_limit && bytes <= s->commit_limit - used) return true;
+  char what[256], need[32], have[32], taken[32];
+  describe_snode(root, what, sizeof what);
+  jit_sparse_format_bytes(bytes, need, sizeof need);
+  jit_sparse_format_bytes(s->commit_limit, have, sizeof have);
+  jit_sparse_format_bytes(used, taken, sizeof taken);
+  snprintf(err, errlen,
+           "not enough memory: the tree %s takes %llu bytes (%s) as soon as it is used (its dense "
+           "part), but this machine has %s (%s), of which the memory pool already takes %s; make "
+           "the fields smaller, put their data under a pointer or dynamic level (memory only for "
+           "active cells), or drop other fields and tree instances first",
+           what, (unsigned long long)bytes, need, have, s->commit_found, taken);
+  return false;
+}
+
 /* Bytes still free for cells and instances (the reserve is for lists), as
 ** of the last read_header. */
 static uint64_t cells_left(const jit_sparse *s) {
@@ -269,6 +308,7 @@ char *jit_sparse_new_instance(jit_sparse *s, const ir_program *p, int tree, char
   if (fr->n > 0) return fr->v[--fr->n];   /* zeroed by jit_sparse_free_instance */
   const ir_snode *root = p->trees[tree].root;
   uint64_t bytes = (uint64_t)(p->trees[tree].bytes > 0 ? p->trees[tree].bytes : 8);
+  if (!fits_commit_limit(s, root, bytes, err, errlen)) return NULL;
   rt_request req = {.op = RT_REQ_BUMP_DATA, .bytes = bytes, .align = 64, .snode = root->id};
   if (!dev_serve(s, &req)) {
     jit_sparse_take_error(s, p, err, errlen);

@@ -49,6 +49,14 @@ void jit_sparse_destroy(jit_sparse *s);
 /* The runtime state's device address (rt_context.runtime). */
 rt_runtime *jit_sparse_runtime(jit_sparse *s);
 
+/* The memory the pool's pages may take on the host (the CPU backend: RAM +
+** swap), and how it was found, for messages (e.g. "RAM + swap"); 0: no check.
+** jit_sparse_new_instance then refuses a root container that would take the
+** pool's used bytes past it, before anything touches that memory. */
+void jit_sparse_set_commit_limit(jit_sparse *s, uint64_t bytes, const char *found);
+/* "1.50 GiB" */
+void jit_sparse_format_bytes(uint64_t bytes, char *buf, size_t len);
+
 /* Registers every level SNode of materialised tree `tree` of p (the root as a
 ** one-cell dense level). false with a message naming the SNode on failure
 ** (e.g. a sparse cell larger than JIT_SPARSE_AMBIENT_BYTES). */

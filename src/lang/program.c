@@ -3,8 +3,11 @@
 ** memory pool with every tree's memory, backend, compiled kernels), as a Lua
 ** userdata; and the messages of the sparse runtime's failures.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "runtime/host/mempool.h"
 
 #include "lang.h"
 
@@ -75,9 +78,61 @@ static void program_free(lang_program *p) {
   lang_builtins_free(p);
 }
 
-/* core.program_new(arch, threads, debug, pool_bytes, fma, fraction) -> program | nil, message.
-** arch: "cpu" or "cuda". The pool: pool_bytes, else fraction of the device's
-** memory, else the backend's default (jit.h, default_pool). */
+/* The pool's size and where it comes from, for messages: device_memory,
+** else a share of the device's memory, else the backend's default (jit.h,
+** default_pool). false with a message when the share is not a byte. */
+static bool pool_size(const jit_backend *be, lua_Integer pool, lua_Number fraction, uint64_t *bytes,
+                      char *src, size_t srclen) {
+  const char *dev = be->host_memory ? "RAM" : "device memory";
+  if (pool > 0) {
+    *bytes = (uint64_t)pool;
+    snprintf(src, srclen, "lt.init{device_memory = %lld}", (long long)pool);
+  } else if (fraction > 0) {
+    *bytes = (uint64_t)(fraction * (double)be->memory_bytes);
+    snprintf(src, srclen, "lt.init{device_memory_fraction = %.17g} of %llu bytes of %s", (double)fraction,
+             (unsigned long long)be->memory_bytes, dev);
+    if (*bytes == 0) return false;
+  } else {
+    *bytes = be->default_pool ? be->default_pool : JIT_SPARSE_DEFAULT_POOL;
+    snprintf(src, srclen, "the default size; set lt.init{device_memory = ...} to change it");
+  }
+  return true;
+}
+
+/* The memory the pool may take on the host (the CPU backend): RAM + swap, or
+** limit (LT_MEMORY_LIMIT, read by lt.init) when set. Warns once per process
+** when a pool the script asked for is larger than that. */
+static void host_memory_limit(lang_program *p, lua_Integer limit, uint64_t pool, bool asked, const char *src) {
+  static bool warned;
+  uint64_t ram, total;
+  const char *found = "RAM + swap";
+  if (limit > 0) {
+    total = (uint64_t)limit;
+    found = "LT_MEMORY_LIMIT";
+  } else {
+    rt_host_memory(&ram, &total);
+  }
+  if (!total) return;   /* unknown: nothing to check against */
+  jit_sparse_set_commit_limit(p->sparse, total, found);
+  if (asked && pool > total && !warned) {
+    warned = true;
+    char a[32], b[32];
+    jit_sparse_format_bytes(pool, a, sizeof a);
+    jit_sparse_format_bytes(total, b, sizeof b);
+    fprintf(stderr,
+            "lattice: warning: the memory pool of %llu bytes (%s; %s) is larger than the %s of memory "
+            "found (%s); it is address space used only where touched, so sparse trees may still fit, "
+            "but a tree whose dense part does not fit is an error, and filling the pool beyond that "
+            "gets the process killed\n",
+            (unsigned long long)pool, a, src, b, found);
+    fflush(stderr);
+  }
+}
+
+/* core.program_new(arch, threads, debug, pool_bytes, fma, fraction, memory_limit)
+** -> program | nil, message. arch: "cpu" or "cuda". The pool: pool_bytes, else
+** fraction of the device's memory, else the backend's default. memory_limit:
+** the host memory to assume instead of RAM + swap (0: found). */
 static int l_program_new(lua_State *L) {
   const char *arch = luaL_checkstring(L, 1);
   int threads = (int)luaL_optinteger(L, 2, 0);
@@ -85,6 +140,7 @@ static int l_program_new(lua_State *L) {
   lua_Integer pool = luaL_optinteger(L, 4, 0);
   bool fma = lua_toboolean(L, 5);
   lua_Number fraction = luaL_optnumber(L, 6, 0);
+  lua_Integer limit = luaL_optinteger(L, 7, 0);
   bool cuda = strcmp(arch, "cuda") == 0;
   if (!cuda && strcmp(arch, "cpu") != 0) {
     lua_pushnil(L);
@@ -106,17 +162,22 @@ static int l_program_new(lua_State *L) {
     lua_pushfstring(L, "cannot start the %s backend: %s", cuda ? "CUDA" : "CPU", err);
     return 2;
   }
-  uint64_t bytes = pool > 0 ? (uint64_t)pool : 0;
-  if (!bytes && fraction > 0) bytes = (uint64_t)(fraction * (double)p->be->memory_bytes);
-  p->sparse = jit_sparse_create(p->be, bytes, err, sizeof err);
+  uint64_t bytes = 0;
+  char src[160];
+  bool sized = pool_size(p->be, pool, fraction, &bytes, src, sizeof src);
+  p->sparse = sized ? jit_sparse_create(p->be, bytes, err, sizeof err) : NULL;
   if (!p->sparse) {
     p->be->destroy(p->be);
     p->be = NULL;
     lua_pushnil(L);
-    lua_pushfstring(L, "cannot reserve the memory pool (device_memory = %I bytes): %s", (lua_Integer)bytes, err);
+    if (!sized)
+      lua_pushfstring(L, "%s is less than one byte; give a larger share, or device_memory in bytes", src);
+    else
+      lua_pushfstring(L, "cannot reserve the memory pool of %I bytes (%s): %s", (lua_Integer)bytes, src, err);
     return 2;
   }
   p->be->sparse = p->sparse;
+  if (p->be->host_memory) host_memory_limit(p, limit, bytes, pool > 0 || fraction > 0, src);
   p->ir = ir_program_new();
   p->debug = debug;
   p->fma = fma;

@@ -237,7 +237,12 @@ end
 -- Materialises f's tree (layout + memory); after that lt.root starts a new tree.
 local function materialize_root(root)
   local ok, err = core.materialize(state.prog, root, true)
-  if not ok then raise("cannot lay out the SNode tree: " .. tostring(err)) end
+  if not ok then
+    if state.root == root then state.root = nil end   -- lt.root starts a new tree
+    for _, g in ipairs(state.trees[root] or {}) do guess_name(g) end   -- name the fields in the message
+    ok, err = core.materialize(state.prog, root, true)
+    if not ok then raise("cannot lay out the SNode tree: " .. tostring(err)) end
+  end
   for _, g in ipairs(state.trees[root] or {}) do
     local info = core.snode_info(state.prog, g._snode)
     rawset(g, "_shape", info.shape)
