@@ -84,7 +84,7 @@ function M.new(ensure, dtype, shape, name)
     raise("lt.field: the name must be a string")
   end
   serial = serial + 1
-  local f = setmetatable({ dtype = dtype, _name = name, _serial = serial }, Field)
+  local f = setmetatable({ _dtype = dtype, _name = name, _serial = serial }, Field)   -- x.dtype: read-only
   if shape ~= nil then
     ensure()
     if type(shape) == "number" then shape = { shape } end
@@ -412,6 +412,7 @@ function props.value(f)                  -- the element of a 0-D field
 end
 
 Field.__index = function(f, k)
+  if k == "dtype" then return rawget(f, "_dtype") end
   if type(k) == "string" then
     if k:sub(1, 1) == "_" then return nil end   -- private slots not yet set
     local m = methods[k]
@@ -442,7 +443,14 @@ Field.__newindex = function(f, k, v)
     if f._nidx ~= 0 then wrong_count(f, 0) end
     return host_set(f, {}, v)
   end
-  if k == "name" and type(v) == "string" then return M.set_name(f, v) end
+  if k == "name" then
+    if type(v) ~= "string" then raise("x.name must be a string (got a " .. type(v) .. ")") end
+    return M.set_name(f, v)
+  end
+  if k == "dtype" or k == "shape" then
+    raise("x." .. k .. " of field '" .. guess_name(f) .. "' is read-only: a field keeps the type and shape it "
+      .. "was made with; make a new field for another (lt.field(dtype, shape))")
+  end
   if type(k) == "string" then
     raise("cannot set member '" .. k .. "' of a field (only x.value and x.name can be assigned)")
   end

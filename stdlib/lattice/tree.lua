@@ -135,12 +135,12 @@ local function field_of(inst, name)
   if d.composite then
     local comps = {}
     for k, c in ipairs(d.comps) do
-      comps[k] = setmetatable({ dtype = c.dtype, _name = c.name, _serial = 0, _snode = c.snode, _gen = inst._type.gen,
+      comps[k] = setmetatable({ _dtype = c.dtype, _name = c.name, _serial = 0, _snode = c.snode, _gen = inst._type.gen,
         _root = inst._type.root, _shape = c.shape, _nidx = c.nidx, _inst = inst, _type = inst._type }, fieldm.Field)
     end
     return require("lattice.cfield").view(d.composite, comps, name)
   end
-  local f = setmetatable({ dtype = d.dtype, _name = name, _serial = 0, _snode = d.snode, _gen = inst._type.gen,
+  local f = setmetatable({ _dtype = d.dtype, _name = name, _serial = 0, _snode = d.snode, _gen = inst._type.gen,
     _root = inst._type.root, _shape = d.shape, _nidx = d.nidx, _inst = inst, _type = inst._type }, fieldm.Field)
   return f
 end
