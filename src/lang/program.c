@@ -43,11 +43,83 @@ void lang_raise_sparse_error(lua_State *L, lang_program *p, const char *where) {
     luaL_error(L, "%s%s", where, msg);
 }
 
+/* ---- what keeps a tree ---------------------------------------------------------- */
+
+typedef struct {
+  lang_program *p;
+  int tree;
+} tree_handle;
+
+static int l_tree_handle_gc(lua_State *L) {
+  tree_handle *h = luaL_checkudata(L, 1, LANG_TREE);
+  if (h->p && h->p->ir) h->p->tree_holds[h->tree]--;   /* freed at the next lang_reclaim_trees */
+  h->p = NULL;
+  return 0;
+}
+
+void lang_push_tree_handle(lua_State *L, int prog_idx, lang_program *p, int tree) {
+  prog_idx = lua_absindex(L, prog_idx);
+  tree_handle *h = lua_newuserdatauv(L, sizeof *h, 1);
+  h->p = p;
+  h->tree = tree;
+  luaL_setmetatable(L, LANG_TREE);
+  lua_pushvalue(L, prog_idx);
+  lua_setiuservalue(L, -2, 1);     /* the program outlives the handles of its trees */
+  p->tree_holds[tree]++;
+}
+
+typedef struct {
+  const ir_program *ir;
+  uint64_t *trees;
+} tree_marks;
+
+static void mark_tree(ir_stmt *s, void *ud) {
+  tree_marks *m = ud;
+  const ir_snode *sn = ir_op_names_snode(s->op) ? ir_program_snode(m->ir, s->aux) : NULL;
+  if (sn && sn->tree >= 0 && sn->tree < IR_MAX_TREES) m->trees[sn->tree / 64] |= UINT64_C(1) << (sn->tree % 64);
+}
+
+void lang_hold_trees(lang_compiled *c) {
+  lang_program *p = c->prog;
+  if (!p || !p->ir) return;
+  uint64_t used[IR_MAX_TREES / 64] = {0};
+  tree_marks m = {p->ir, used};
+  if (c->k) ir_walk(c->k->body, mark_tree, &m);
+  if (c->traced) ir_walk(c->traced->body, mark_tree, &m);   /* k:ir() compiles it again */
+  for (int t = 0; t < IR_MAX_TREES; t++) {
+    uint64_t bit = UINT64_C(1) << (t % 64);
+    if ((used[t / 64] & bit) && !(c->trees[t / 64] & bit)) {
+      c->trees[t / 64] |= bit;
+      p->tree_holds[t]++;
+    }
+  }
+}
+
+static void release_trees(lang_compiled *c) {
+  lang_program *p = c->prog;
+  for (int t = 0; t < IR_MAX_TREES; t++)
+    if (c->trees[t / 64] & (UINT64_C(1) << (t % 64)) && p && p->ir) p->tree_holds[t]--;
+  memset(c->trees, 0, sizeof c->trees);
+}
+
+void lang_reclaim_trees(lang_program *p) {
+  if (!p->ir) return;
+  for (int t = 0; t < p->ir->ntrees; t++) {
+    if (!p->ir->trees[t].root || p->tree_holds[t] > 0) continue;
+    if (p->mem[t]) jit_sparse_free_instance(p->sparse, p->ir, t, p->mem[t]);
+    p->mem[t] = NULL;
+    jit_sparse_drop_tree(p->sparse, p->ir, t);
+    ir_tree_free(p->ir, t);
+    p->tree_holds[t] = 0;
+  }
+}
+
 void lang_release_compiled(lang_compiled *c) {
   lang_program *p = c->prog;
   if (p) {
     char err[1024];
     lang_compiled_ready(c, err, sizeof err);   /* a compilation under way reads c->k */
+    release_trees(c);
     if (c->jk && p->be) p->be->release(p->be, c->jk);
     if (c->prev) c->prev->next = c->next;
     else p->compiled = c->next;
@@ -204,6 +276,11 @@ static int l_program_threads(lua_State *L) {
 void lang_open_program(lua_State *L) {
   if (luaL_newmetatable(L, LANG_PROGRAM)) {
     lua_pushcfunction(L, l_program_free);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, LANG_TREE)) {
+    lua_pushcfunction(L, l_tree_handle_gc);
     lua_setfield(L, -2, "__gc");
   }
   lua_pop(L, 1);

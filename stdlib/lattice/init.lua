@@ -178,7 +178,7 @@ function lt.init(opts)
   state.gen = state.gen + 1
   state.opts = { arch = arch, debug = opts.debug == true, print_ir = opts.print_ir == true,
     threads = core.program_threads(prog), default_ip = ip, default_fp = fp }
-  state.root = nil
+  state.root, state.root_tok = nil, nil
   state.trees = {}
 end
 

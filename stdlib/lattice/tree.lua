@@ -89,7 +89,8 @@ function M.new(ensure, desc)
         .. "matrix or struct type such as lt.vec2")
     end
   end
-  local root = core.root_new(state.prog)
+  local root, tok = core.root_new(state.prog)   -- the tree lives while tok does (held by the type)
+  state.snode_cache = nil                         -- SNode ids of freed trees may be given out again
   local placed, ids = {}, {}
   build(root, desc, decl, placed, ids)
   local names = {}
@@ -104,7 +105,7 @@ function M.new(ensure, desc)
   if not ok then raise("lt.tree: cannot lay out the tree: " .. tostring(err)) end
   serial = serial + 1
   local tt = setmetatable({ root = root, gen = state.gen, fields = {}, names = names,
-    tree = core.snode_info(state.prog, root).tree, serial = serial }, TreeType)
+    tree = core.snode_info(state.prog, root).tree, serial = serial, tok = tok }, TreeType)
   for _, name in ipairs(names) do
     if type(ids[name]) == "table" then
       local comps = {}
