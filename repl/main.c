@@ -135,8 +135,9 @@ static int read_file(lua_State *L, const char *path) {
   return LUA_OK;
 }
 
-/* Loads a script file (stdin when path is NULL); a first line starting with
-** '#' is skipped (kept as an empty line so line numbers stay right). */
+/* Loads a script file (stdin when path is NULL) as lua5.4 does: a UTF-8
+** byte-order mark is skipped, then a first line starting with '#' (kept as
+** an empty line so line numbers stay right). The tracer sees the same text. */
 static int load_script(lua_State *L, const char *path) {
   int status = read_file(L, path);
   if (status != LUA_OK) return status;
@@ -144,10 +145,15 @@ static int load_script(lua_State *L, const char *path) {
   const char *text = lua_tolstring(L, -1, &len);
   const char *body = text;
   size_t blen = len;
-  if (len > 0 && text[0] == '#') {
-    const char *nl = memchr(text, '\n', len);
-    body = nl ? nl : text + len;
-    blen = len - (size_t)(body - text);
+  if (blen >= 3 && memcmp(body, "\xEF\xBB\xBF", 3) == 0) {
+    body += 3;
+    blen -= 3;
+  }
+  if (blen > 0 && body[0] == '#') {
+    const char *nl = memchr(body, '\n', blen);
+    const char *rest = nl ? nl : body + blen;
+    blen -= (size_t)(rest - body);
+    body = rest;
   }
   const char *chunkname = path ? lua_pushfstring(L, "@%s", path) : lua_pushliteral(L, "=stdin");
   status = repl_load(L, body, blen, chunkname);

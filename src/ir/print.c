@@ -341,21 +341,10 @@ typedef struct {
   bool *used; /* per tree */
 } tree_marks;
 
-static bool names_snode(ir_op op) {
-  switch (op) {
-  case IR_global_ptr: case IR_check_index: case IR_snode_activate: case IR_snode_deactivate:
-  case IR_snode_is_active: case IR_snode_append: case IR_snode_length:
-  case IR_snode_deactivate_all: case IR_struct_for: case IR_task_clear_list: case IR_task_listgen:
-  case IR_task_struct_for: case IR_task_gc: case IR_task_deactivate_all:
-    return true;
-  default:
-    return false;
-  }
-}
 
 static void mark_use(ir_stmt *s, void *ud) {
   tree_marks *m = ud;
-  if (names_snode(s->op) && s->aux >= 0 && s->aux < m->p->nsnodes && m->p->snodes[s->aux])
+  if (ir_op_names_snode(s->op) && s->aux >= 0 && s->aux < m->p->nsnodes && m->p->snodes[s->aux])
     m->used[m->p->snodes[s->aux]->tree] = true;
 }
 

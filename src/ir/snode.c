@@ -72,21 +72,66 @@ ir_snode *ir_program_snode(const ir_program *p, int64_t id) {
   return p && id >= 0 && id < p->nsnodes ? p->snodes[id] : NULL;
 }
 
+static void free_node(ir_snode *s) {
+  free(s->children);
+  free((char *)s->name);
+  free(s);
+}
+
 void ir_program_free(ir_program *p) {
   if (!p) return;
-  for (int i = 0; i < p->nsnodes; i++) {
-    ir_snode *s = p->snodes[i];
-    if (!s) continue;
-    free(s->children);
-    free((char *)s->name);
-    free(s);
-  }
+  for (int i = 0; i < p->nsnodes; i++)
+    if (p->snodes[i]) free_node(p->snodes[i]);
   free(p);
+}
+
+bool ir_op_names_snode(int op) {
+  switch (op) {
+  case IR_global_ptr: case IR_check_index: case IR_snode_activate: case IR_snode_deactivate:
+  case IR_snode_is_active: case IR_snode_append: case IR_snode_length:
+  case IR_snode_deactivate_all: case IR_struct_for: case IR_task_clear_list: case IR_task_listgen:
+  case IR_task_struct_for: case IR_task_gc: case IR_task_deactivate_all:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static void free_subtree(ir_program *p, ir_snode *s) {
+  for (int i = 0; i < s->nchildren; i++) free_subtree(p, s->children[i]);
+  if (s->id >= 0 && s->id < p->nsnodes && p->snodes[s->id] == s) {
+    p->snodes[s->id] = NULL;
+    p->nfree_snodes++;
+  }
+  free_node(s);
+}
+
+void ir_tree_free(ir_program *p, int tree) {
+  if (!p || tree < 0 || tree >= p->ntrees || !p->trees[tree].root) return;
+  free_subtree(p, p->trees[tree].root);
+  memset(&p->trees[tree], 0, sizeof p->trees[tree]);
+  p->nfree_trees++;
+}
+
+bool ir_program_has_room(const ir_program *p) {
+  return (p->ntrees < IR_MAX_TREES || p->nfree_trees > 0) &&
+         (p->nsnodes < IR_MAX_SNODES || p->nfree_snodes > 0);
+}
+
+/* The lowest free SNode id, -1 when all IR_MAX_SNODES are taken. */
+static int take_id(ir_program *p) {
+  if (p->nfree_snodes > 0)
+    for (int i = 0; i < p->nsnodes; i++)
+      if (!p->snodes[i]) {
+        p->nfree_snodes--;
+        return i;
+      }
+  return p->nsnodes < IR_MAX_SNODES ? p->nsnodes++ : -1;
 }
 
 /* Allocates a node and links it under parent (NULL for a root). */
 static ir_snode *new_node(ir_program *p, ir_snode_kind kind, ir_snode *parent) {
-  if (p->nsnodes >= IR_MAX_SNODES) return NULL;
+  if (p->nsnodes >= IR_MAX_SNODES && p->nfree_snodes == 0) return NULL;
   ir_snode *s = calloc(1, sizeof(ir_snode));
   if (!s) return NULL;
   if (parent) {
@@ -104,20 +149,29 @@ static ir_snode *new_node(ir_program *p, ir_snode_kind kind, ir_snode *parent) {
            sizeof s->physical_index_position);
     memcpy(s->total_shape, parent->total_shape, sizeof s->total_shape);
   }
-  s->id = p->nsnodes;
+  s->id = take_id(p);
   s->kind = kind;
   s->parent = parent;
   s->num_cells = 1;
   s->dtype = IR_void;
-  p->snodes[p->nsnodes++] = s;
+  p->snodes[s->id] = s;
   return s;
 }
 
 ir_snode *ir_snode_root(ir_program *p) {
-  if (p->ntrees >= IR_MAX_TREES) return NULL;
+  if (!ir_program_has_room(p)) return NULL;
+  int tree = p->ntrees;
+  if (p->nfree_trees > 0)
+    for (int t = 0; t < p->ntrees; t++)
+      if (!p->trees[t].root) {
+        tree = t;
+        break;
+      }
   ir_snode *s = new_node(p, IR_SN_root, NULL);
   if (!s) return NULL;
-  s->tree = p->ntrees++;
+  if (tree < p->ntrees) p->nfree_trees--;
+  else p->ntrees++;
+  s->tree = tree;
   p->trees[s->tree].root = s;
   p->trees[s->tree].bytes = 0;
   p->trees[s->tree].materialized = false;
@@ -148,8 +202,9 @@ static bool check_parent(ir_program *p, ir_snode *parent, const char *what, char
              lab);
     return false;
   }
-  if (p->nsnodes >= IR_MAX_SNODES) {
-    snprintf(err, errlen, "%s: too many SNodes (at most %d)", lab, IR_MAX_SNODES);
+  if (p->nsnodes >= IR_MAX_SNODES && p->nfree_snodes == 0) {
+    snprintf(err, errlen, "%s: too many SNodes alive at once (at most %d in all trees); fields and trees "
+             "no longer referenced are freed by the garbage collector (collectgarbage())", lab, IR_MAX_SNODES);
     return false;
   }
   int depth = 0;

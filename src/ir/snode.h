@@ -118,15 +118,26 @@ typedef struct {
   bool materialized;
 } ir_tree;
 
+/* SNode ids and tree slots are handed out in order; ir_tree_free empties a
+** tree's slot and its SNodes' (NULL), and later trees and SNodes take the
+** lowest empty ones first. nsnodes and ntrees bound the slots ever used
+** (loops over them skip the empty ones); nfree_* count the empty ones below. */
 struct ir_program {
   ir_snode *snodes[IR_MAX_SNODES];
-  int nsnodes;
-  ir_tree trees[IR_MAX_TREES];
-  int ntrees;
+  int nsnodes, nfree_snodes;
+  ir_tree trees[IR_MAX_TREES];     /* root NULL: a free slot */
+  int ntrees, nfree_trees;
 };
 
 ir_program *ir_program_new(void);
 void ir_program_free(ir_program *p);
+/* Frees tree `tree` and its SNodes; their slots and ids go to later trees. The
+** caller makes sure nothing refers to them any more (kernels, instances). */
+void ir_tree_free(ir_program *p, int tree);
+/* Whether a new tree can start (a tree slot and an SNode id are free). */
+bool ir_program_has_room(const ir_program *p);
+/* Ops whose aux names an SNode (a place or a level): the trees a kernel uses. */
+bool ir_op_names_snode(int op);
 /* SNode `id` of p; NULL when p is NULL or has no SNode with that id. */
 ir_snode *ir_program_snode(const ir_program *p, int64_t id);
 

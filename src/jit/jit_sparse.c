@@ -27,6 +27,13 @@ typedef struct {
   int n, cap;
 } root_vec;
 
+/* Zeroed pool memory that dropped trees left, by address (adjacent blocks
+** merged); root containers of new instances are cut from it first. */
+typedef struct {
+  char *addr;
+  uint64_t bytes;
+} free_block;
+
 struct jit_sparse {
   jit_backend *be;
   char *pool;                        /* device address */
@@ -49,6 +56,10 @@ struct jit_sparse {
   uint64_t change_stamp[IR_MAX_SNODES];
   uint64_t clock;
   int64_t lists_reused;
+  uint64_t commit_limit;             /* jit_sparse_set_commit_limit; 0: none */
+  char commit_found[64];
+  free_block *blocks;                /* jit_sparse_drop_tree */
+  int nblocks, cap_blocks;
 };
 
 /* ---- the device, through the backend ---------------------------------------------- */
@@ -154,6 +165,7 @@ jit_sparse *jit_sparse_create(jit_backend *be, uint64_t pool_bytes, char *err, s
 void jit_sparse_destroy(jit_sparse *s) {
   if (!s) return;
   for (int t = 0; t < IR_MAX_TREES; t++) free(s->free_roots[t].v);
+  free(s->blocks);
   s->be->mem_free(s->be, s->pool, s->pool_bytes);
   free(s);
 }
@@ -257,6 +269,43 @@ bool jit_sparse_add_tree(jit_sparse *s, const ir_program *p, int tree, char *err
 
 /* ---- instances ----------------------------------------------------------------------- */
 
+void jit_sparse_set_commit_limit(jit_sparse *s, uint64_t bytes, const char *found) {
+  s->commit_limit = bytes;
+  snprintf(s->commit_found, sizeof s->commit_found, "%s", found ? found : "");
+}
+
+void jit_sparse_format_bytes(uint64_t bytes, char *buf, size_t len) {
+  static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1024 && u < 6) {
+    v /= 1024;
+    u++;
+  }
+  if (u == 0) snprintf(buf, len, "%llu bytes", (unsigned long long)bytes);
+  else snprintf(buf, len, "%.2f %s", v, units[u]);
+}
+
+/* Whether `bytes` more of the pool fit in the host memory the pool may take;
+** else writes why (the tree, the sizes, what to do) to err. */
+static bool fits_commit_limit(jit_sparse *s, const ir_snode *root, uint64_t bytes, char *err, size_t errlen) {
+  if (!s->commit_limit || !read_header(s)) return true;
+  uint64_t used = s->hdr.pool_used;
+  if (used <= s->commit_limit && bytes <= s->commit_limit - used) return true;
+  char what[256], need[32], have[32], taken[32];
+  describe_snode(root, what, sizeof what);
+  jit_sparse_format_bytes(bytes, need, sizeof need);
+  jit_sparse_format_bytes(s->commit_limit, have, sizeof have);
+  jit_sparse_format_bytes(used, taken, sizeof taken);
+  snprintf(err, errlen,
+           "not enough memory: the tree %s takes %llu bytes (%s) as soon as it is used (its dense "
+           "part), but this machine has %s (%s), of which the memory pool already takes %s; make "
+           "the fields smaller, put their data under a pointer or dynamic level (memory only for "
+           "active cells), or drop other fields and tree instances first",
+           what, (unsigned long long)bytes, need, have, s->commit_found, taken);
+  return false;
+}
+
 /* Bytes still free for cells and instances (the reserve is for lists), as
 ** of the last read_header. */
 static uint64_t cells_left(const jit_sparse *s) {
@@ -264,11 +313,73 @@ static uint64_t cells_left(const jit_sparse *s) {
   return used < end ? end - used : 0;
 }
 
+/* Bytes of an instance's root container. */
+static uint64_t instance_bytes(const ir_program *p, int tree) {
+  return (uint64_t)(p->trees[tree].bytes > 0 ? p->trees[tree].bytes : 8);
+}
+
+/* Gives [addr, addr + bytes) (zeroed) to the free blocks, merged with its
+** neighbours; memory that cannot be recorded stays unused. */
+static void add_block(jit_sparse *s, char *addr, uint64_t bytes) {
+  int i = 0;
+  while (i < s->nblocks && s->blocks[i].addr < addr) i++;
+  bool after_prev = i > 0 && s->blocks[i - 1].addr + s->blocks[i - 1].bytes == addr;
+  bool before_next = i < s->nblocks && addr + bytes == s->blocks[i].addr;
+  if (after_prev && before_next) {
+    s->blocks[i - 1].bytes += bytes + s->blocks[i].bytes;
+    memmove(&s->blocks[i], &s->blocks[i + 1], (size_t)(s->nblocks - i - 1) * sizeof *s->blocks);
+    s->nblocks--;
+    return;
+  }
+  if (after_prev) {
+    s->blocks[i - 1].bytes += bytes;
+    return;
+  }
+  if (before_next) {
+    s->blocks[i].addr = addr;
+    s->blocks[i].bytes += bytes;
+    return;
+  }
+  if (s->nblocks == s->cap_blocks) {
+    int ncap = s->cap_blocks ? s->cap_blocks * 2 : 16;
+    free_block *b = realloc(s->blocks, (size_t)ncap * sizeof *b);
+    if (!b) return;
+    s->blocks = b;
+    s->cap_blocks = ncap;
+  }
+  memmove(&s->blocks[i + 1], &s->blocks[i], (size_t)(s->nblocks - i) * sizeof *s->blocks);
+  s->blocks[i] = (free_block){addr, bytes};
+  s->nblocks++;
+}
+
+/* `bytes` zeroed bytes, 64-byte aligned, from the smallest free block that
+** holds them (the rest stays free); NULL when none does. */
+static char *take_block(jit_sparse *s, uint64_t bytes) {
+  int best = -1;
+  for (int i = 0; i < s->nblocks; i++)
+    if (s->blocks[i].bytes >= bytes && (best < 0 || s->blocks[i].bytes < s->blocks[best].bytes)) best = i;
+  if (best < 0) return NULL;
+  free_block *b = &s->blocks[best];
+  char *addr = b->addr;
+  uint64_t used = (bytes + 63) & ~(uint64_t)63;   /* the rest starts aligned as the pool hands out */
+  if (used < b->bytes) {
+    b->addr += used;
+    b->bytes -= used;
+  } else {
+    memmove(b, b + 1, (size_t)(s->nblocks - best - 1) * sizeof *b);
+    s->nblocks--;
+  }
+  return addr;
+}
+
 char *jit_sparse_new_instance(jit_sparse *s, const ir_program *p, int tree, char *err, size_t errlen) {
   root_vec *fr = &s->free_roots[tree];
   if (fr->n > 0) return fr->v[--fr->n];   /* zeroed by jit_sparse_free_instance */
   const ir_snode *root = p->trees[tree].root;
-  uint64_t bytes = (uint64_t)(p->trees[tree].bytes > 0 ? p->trees[tree].bytes : 8);
+  uint64_t bytes = instance_bytes(p, tree);
+  char *reused = take_block(s, bytes);
+  if (reused) return reused;
+  if (!fits_commit_limit(s, root, bytes, err, errlen)) return NULL;
   rt_request req = {.op = RT_REQ_BUMP_DATA, .bytes = bytes, .align = 64, .snode = root->id};
   if (!dev_serve(s, &req)) {
     jit_sparse_take_error(s, p, err, errlen);
@@ -375,6 +486,29 @@ void jit_sparse_free_instance(jit_sparse *s, const ir_program *p, int tree, char
     fr->cap = ncap;
   }
   fr->v[fr->n++] = root;
+}
+
+static void drop_levels(jit_sparse *s, const ir_snode *sn) {
+  if (sn->kind == IR_SN_place || sn->id < 0 || sn->id >= IR_MAX_SNODES) return;
+  for (int i = 0; i < sn->nchildren; i++) drop_levels(s, sn->children[i]);
+  int id = sn->id;
+  if (!s->registered[id]) return;
+  rt_request req = {.op = RT_REQ_DROP_SNODE, .snode = id};
+  dev_serve(s, &req);   /* a failed backend: the id is not reused wrongly, nothing worse */
+  s->registered[id] = 0;
+  s->kind[id] = 0;
+  s->parent[id] = -1;
+  s->list_root[id] = NULL;
+  s->list_stamp[id] = s->change_stamp[id] = 0;
+}
+
+void jit_sparse_drop_tree(jit_sparse *s, const ir_program *p, int tree) {
+  if (tree < 0 || tree >= p->ntrees || !p->trees[tree].root) return;
+  if (p->trees[tree].materialized) drop_levels(s, p->trees[tree].root);
+  root_vec *fr = &s->free_roots[tree];
+  uint64_t bytes = instance_bytes(p, tree);
+  for (int i = 0; i < fr->n; i++) add_block(s, fr->v[i], bytes);
+  fr->n = 0;
 }
 
 /* ---- host access ------------------------------------------------------------------------ */

@@ -49,13 +49,28 @@ void jit_sparse_destroy(jit_sparse *s);
 /* The runtime state's device address (rt_context.runtime). */
 rt_runtime *jit_sparse_runtime(jit_sparse *s);
 
+/* The memory the pool's pages may take on the host (the CPU backend: RAM +
+** swap), and how it was found, for messages (e.g. "RAM + swap"); 0: no check.
+** jit_sparse_new_instance then refuses a root container that would take the
+** pool's used bytes past it, before anything touches that memory. */
+void jit_sparse_set_commit_limit(jit_sparse *s, uint64_t bytes, const char *found);
+/* "1.50 GiB" */
+void jit_sparse_format_bytes(uint64_t bytes, char *buf, size_t len);
+
 /* Registers every level SNode of materialised tree `tree` of p (the root as a
 ** one-cell dense level). false with a message naming the SNode on failure
 ** (e.g. a sparse cell larger than JIT_SPARSE_AMBIENT_BYTES). */
 bool jit_sparse_add_tree(jit_sparse *s, const ir_program *p, int tree, char *err, size_t errlen);
 
+/* Forgets every SNode of `tree` (in p, still whole) and takes the root
+** containers of its freed instances back for instances of any tree; the
+** caller frees its instances first (jit_sparse_free_instance) and the tree
+** in p after. The SNodes' ids may then be registered again (their cells stay
+** in the runtime's allocators for SNodes of the same cell size). */
+void jit_sparse_drop_tree(jit_sparse *s, const ir_program *p, int tree);
+
 /* A zeroed root container (device address) for a new instance of `tree` (reusing one freed by
-** jit_sparse_free_instance when possible); NULL with a message (pool
+** jit_sparse_free_instance, or one a dropped tree left, when possible); NULL with a message (pool
 ** exhausted: names the tree, the bytes, the pool size and lt.init's
 ** device_memory setting). */
 char *jit_sparse_new_instance(jit_sparse *s, const ir_program *p, int tree, char *err, size_t errlen);

@@ -131,6 +131,7 @@ static int l_compile(lua_State *L) {
     lua_pushstring(L, c->k->error);
     return lua_error(L);
   }
+  lang_hold_trees(c);                /* its trees stay while it may run */
   char err[1024] = "";
   if (background && p->be->compile_start) {
     c->pending = p->be->compile_start(p->be, c->k, err, sizeof err);

@@ -21,6 +21,7 @@
 #define LANG_BUILDER "lattice.builder"
 #define LANG_COMPILED "lattice.compiled"
 #define LANG_INSTANCE "lattice.instance"
+#define LANG_TREE "lattice.tree"
 
 typedef struct lang_compiled lang_compiled;
 
@@ -37,6 +38,11 @@ typedef struct {
   struct rt_builtins *builtins;    /* random seed, launch counter, print buffer
                                       (builtins_host.c) */
   uint64_t host_draws;             /* lt.random calls in Lua scope */
+  /* What keeps each tree: its handle (the userdata core.root_new returns, which
+  ** the Lua objects of the tree hold), each live instance, each compiled
+  ** kernel that uses it. A tree nothing holds is freed by lang_reclaim_trees
+  ** (its slot, SNode ids and memory go to later trees). */
+  int32_t tree_holds[IR_MAX_TREES];
 } lang_program;
 
 /* A compiled kernel for one argument signature. */
@@ -49,12 +55,20 @@ struct lang_compiled {
                                       made on the first k:ir() unless print_ir */
   ir_kernel *traced;               /* the kernel as traced, kept to make ir_text */
   char *file;                      /* where the kernel was defined, for messages */
+  uint64_t trees[IR_MAX_TREES / 64];  /* the trees it holds (lang_hold_trees) */
   lang_compiled *prev, *next;
 };
 
 /* program.c */
 lang_program *lang_check_program(lua_State *L, int idx);  /* errors when reset */
 void lang_release_compiled(lang_compiled *c);
+/* c holds every tree its kernel (traced and compiled) names, until released. */
+void lang_hold_trees(lang_compiled *c);
+/* Frees the trees nothing holds any more (lang_program.tree_holds); called
+** where no SNode is in use, before a new tree starts. */
+void lang_reclaim_trees(lang_program *p);
+/* Pushes a new tree's handle, which holds the tree until collected. */
+void lang_push_tree_handle(lua_State *L, int prog_idx, lang_program *p, int tree);
 /* Finishes c's compilation if it is under way; false with a message in err
 ** when it failed (kernel.c). */
 bool lang_compiled_ready(lang_compiled *c, char *err, size_t errlen);

@@ -15,15 +15,31 @@ static ir_snode *check_snode(lua_State *L, lang_program *p, int idx) {
   return p->ir->snodes[id];
 }
 
-/* core.root_new(prog) -> id */
+/* core.root_new(prog) -> id, handle: a new tree, held while the handle is
+** (the tree's fields, SNode handles and tree type keep it). Trees nothing
+** holds any more are freed first; when all IR_MAX_TREES are alive, a full
+** garbage collection may free some, else the error names the limit. */
 static int l_root_new(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
-  if (p->ir->ntrees >= IR_MAX_TREES)
-    return luaL_error(L, "too many SNode trees (at most %d)", IR_MAX_TREES);
-  ir_snode *r = ir_snode_root(p->ir);
-  if (!r) return luaL_error(L, "cannot create a new SNode tree");
+  lang_reclaim_trees(p);
+  if (!ir_program_has_room(p->ir)) {
+    lua_gc(L, LUA_GCCOLLECT);      /* dropped fields whose handles are not yet collected */
+    lang_reclaim_trees(p);
+  }
+  ir_snode *r = ir_program_has_room(p->ir) ? ir_snode_root(p->ir) : NULL;
+  if (!r) {
+    if (p->ir->ntrees >= IR_MAX_TREES && p->ir->nfree_trees == 0)
+      return lang_error(L, "too many SNode trees alive at once (at most %d): every lt.root tree (a field made "
+                        "with a shape joins the current one until it is used) and every lt.tree type is one, "
+                        "and a tree lives while anything refers to it (its fields, SNode handles, tree type, "
+                        "instances, or a kernel compiled against it); let go of the ones no longer needed, or "
+                        "place several fields in one tree (lt.root:dense(lt.i, n):place(x, y, z))", IR_MAX_TREES);
+    return lang_error(L, "too many SNodes alive at once (at most %d in all trees); let go of fields and "
+                      "trees no longer needed", IR_MAX_SNODES);
+  }
   lua_pushinteger(L, r->id);
-  return 1;
+  lang_push_tree_handle(L, 1, p, r->tree);
+  return 2;
 }
 
 static int read_ints(lua_State *L, int idx, int64_t *out, const char *what) {

@@ -26,7 +26,10 @@ static lang_instance *check_instance(lua_State *L, int idx) {
 
 static void instance_release(lang_instance *in) {
   lang_program *p = in->prog;
-  if (in->root && p && p->ir && p->sparse) jit_sparse_free_instance(p->sparse, p->ir, in->tree, in->root);
+  if (in->root && p && p->ir && p->sparse) {
+    jit_sparse_free_instance(p->sparse, p->ir, in->tree, in->root);
+    p->tree_holds[in->tree]--;     /* an instance holds its tree */
+  }
   in->root = NULL;
 }
 
@@ -53,6 +56,7 @@ static int l_instance_new(lua_State *L) {
   in->prog = p;
   in->tree = tree;
   in->root = root;
+  p->tree_holds[tree]++;
   luaL_setmetatable(L, LANG_INSTANCE);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);     /* the program outlives its instances */

@@ -114,14 +114,28 @@ int32_t rt_runtime_add_snode(rt_runtime *rt, const rt_meta *m) {
   rt_meta *dst = &rt->metas[id];
   *dst = *m;
   dst->rt = rt;
-  rt_list_init(&rt->lists[id], (int32_t)sizeof(rt_elem), id, m->containers);
+  /* a dropped SNode's list chunks serve again when they have the same size */
+  rt_list *l = &rt->lists[id], fresh;
+  rt_list_init(&fresh, (int32_t)sizeof(rt_elem), id, m->containers);
+  if (l->chunks && l->elem_bytes == fresh.elem_bytes && l->log2_chunk == fresh.log2_chunk) fresh.chunks = l->chunks;
+  *l = fresh;
   int64_t bytes = rt_alloc_bytes(m);
   if (bytes > 0) {
     /* pointer cells sit on slot units (rt_slot_cell) */
     if (m->kind == RT_KIND_POINTER) bytes = rt_align(bytes, (int64_t)1 << rt->slot_shift);
-    rt_allocator_init(&rt->allocators[id], bytes, id);
+    /* so do a dropped SNode's cells (zeroed in its free list) */
+    rt_allocator *a = &rt->allocators[id];
+    if (!a->data.chunks || a->elem_bytes != rt_align(bytes, 8)) rt_allocator_init(a, bytes, id);
   }
   return 1;
+}
+
+void rt_runtime_drop_snode(rt_runtime *rt, int32_t snode) {
+  if (snode < 0 || snode >= rt->nsnodes) return;
+  rt->metas[snode].kind = -1;
+  rt->lists[snode].size = 0;
+  __atomic_store_n(&rt->active[snode], 0, __ATOMIC_RELAXED);
+  rt->changed[snode] = 0;
 }
 
 int64_t rt_runtime_active(rt_runtime *rt, int32_t snode) {

@@ -239,8 +239,14 @@ static inline int64_t rt_alloc_bytes(const rt_meta *m) {
 rt_runtime *rt_runtime_init(char *pool, uint64_t pool_size, int32_t nsnodes, int64_t ambient_bytes);
 uint64_t rt_runtime_min_pool(int32_t nsnodes, int64_t ambient_bytes);
 /* Copies m into the runtime and sets up its allocator and list; 0 on error
-** (recorded: META for a bad description, POOL when the pool is too small). */
+** (recorded: META for a bad description, POOL when the pool is too small).
+** An id freed by rt_runtime_drop_snode may be added again: its list's chunks
+** and its allocator's cells are kept when the new SNode's have the same size. */
 int32_t rt_runtime_add_snode(rt_runtime *rt, const rt_meta *m);
+/* Forgets SNode `snode` (its tree was freed) so that its id can be added again.
+** Its cells should be deactivated and collected first: they stay in its
+** allocator's free list for the next SNode of the same cell size. */
+void rt_runtime_drop_snode(rt_runtime *rt, int32_t snode);
 rt_meta *rt_runtime_meta(rt_runtime *rt, int32_t snode);
 /* Takes `bytes` fresh (zero) bytes aligned to `align` (a power of two) from the
 ** pool; NULL and a recorded POOL error naming `snode` when it is exhausted. */

@@ -164,6 +164,10 @@ void rt_serve(rt_runtime *rt, rt_request *req) {
     else req->failed = 1;
     break;
   }
+  case RT_REQ_DROP_SNODE:
+    if (meta_of(rt, req->snode)) rt_runtime_drop_snode(rt, req->snode);
+    else req->failed = 1;
+    break;
   default:
     req->failed = 1;
     break;

@@ -43,10 +43,11 @@
 **   DEACTIVATE_ALL  snode, root, path (levels and        builds the lists root..snode, deactivates
 **                   child offsets; cells unused)         every cell of snode's containers, GC
 **   GC              snode (pointer or dynamic)           rt_gc(rt, snode)
+**   DROP_SNODE      snode                                rt_runtime_drop_snode (its tree was freed)
 ** Every op also returns `error`, the runtime's recorded failure afterwards. */
 #define RT_REQUEST_OPS(_) \
   _(INIT) _(ADD_SNODE) _(BUMP_DATA) _(ELEMENT) _(ACTIVATE) _(DEACTIVATE) _(IS_ACTIVE) \
-  _(LENGTH) _(APPEND) _(LIST_ROOT) _(DEACTIVATE_ALL) _(GC)
+  _(LENGTH) _(APPEND) _(LIST_ROOT) _(DEACTIVATE_ALL) _(GC) _(DROP_SNODE)
 
 typedef enum {
 #define O(name) RT_REQ_##name,

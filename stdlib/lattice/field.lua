@@ -84,7 +84,7 @@ function M.new(ensure, dtype, shape, name)
     raise("lt.field: the name must be a string")
   end
   serial = serial + 1
-  local f = setmetatable({ dtype = dtype, _name = name, _serial = serial }, Field)
+  local f = setmetatable({ _dtype = dtype, _name = name, _serial = serial }, Field)   -- x.dtype: read-only
   if shape ~= nil then
     ensure()
     if type(shape) == "number" then shape = { shape } end
@@ -104,12 +104,20 @@ end
 
 -- ---- lt.root and the chained builder ---------------------------------------
 
+-- A tree lives while its handle (core.root_new's second result) is referenced:
+-- by its fields (_tree), its SNode handles (tok) and, until it materialises,
+-- by state.root_tok; once none is, the tree's ids and memory go to later trees.
+-- state.trees[root] holds the tree's fields weakly (as keys).
+local WEAK_KEYS = { __mode = "k" }
+
 function M.root_builder()
   if not state.root then
-    state.root = core.root_new(state.prog)
-    state.trees[state.root] = {}
+    state.root, state.root_tok = core.root_new(state.prog)
+    state.trees[state.root] = setmetatable({}, WEAK_KEYS)
+    state.snode_cache = nil          -- SNode ids of freed trees may be given out again
   end
-  return setmetatable({ id = state.root, gen = state.gen, root = state.root, naxes = 0 }, Builder)
+  return setmetatable({ id = state.root, gen = state.gen, root = state.root, naxes = 0, tok = state.root_tok },
+    Builder)
 end
 
 local function check_builder(b)
@@ -184,7 +192,7 @@ for _, kind in ipairs { "dense", "bitmasked", "pointer", "dynamic" } do
   Builder[kind] = function(self, axes, shape, opts)
     check_builder(self)
     local id = M.add_level(self.id, kind, axes, shape, opts)
-    return setmetatable({ id = id, gen = self.gen, root = self.root, kind = kind }, Builder)
+    return setmetatable({ id = id, gen = self.gen, root = self.root, kind = kind, tok = self.tok }, Builder)
   end
 end
 
@@ -229,7 +237,8 @@ function Builder:place(...)
     rawset(f, "_snode", id)
     rawset(f, "_gen", state.gen)
     rawset(f, "_root", self.root)
-    table.insert(state.trees[self.root], f)
+    rawset(f, "_tree", self.tok)
+    state.trees[self.root][f] = true
   end
   return self
 end
@@ -237,21 +246,26 @@ end
 -- Materialises f's tree (layout + memory); after that lt.root starts a new tree.
 local function materialize_root(root)
   local ok, err = core.materialize(state.prog, root, true)
-  if not ok then raise("cannot lay out the SNode tree: " .. tostring(err)) end
-  for _, g in ipairs(state.trees[root] or {}) do
+  if not ok then
+    if state.root == root then state.root, state.root_tok = nil, nil end   -- lt.root starts a new tree
+    for g in pairs(state.trees[root] or {}) do guess_name(g) end   -- name the fields in the message
+    ok, err = core.materialize(state.prog, root, true)
+    if not ok then raise("cannot lay out the SNode tree: " .. tostring(err)) end
+  end
+  for g in pairs(state.trees[root] or {}) do
     local info = core.snode_info(state.prog, g._snode)
     rawset(g, "_shape", info.shape)
     rawset(g, "_nidx", info.nidx)
     if rawget(g, "_name") then core.set_name(state.prog, g._snode, g._name) end
   end
-  if state.root == root then state.root = nil end
+  if state.root == root then state.root, state.root_tok = nil, nil end
 end
 M.materialize_root = materialize_root
 
 -- The current lt.root tree, when it holds anything, is materialised before a
 -- kernel compiles (as in the reference system).
 function M.materialize_current()
-  if state.root and #state.trees[state.root] > 0 then materialize_root(state.root) end
+  if state.root and next(state.trees[state.root]) then materialize_root(state.root) end
 end
 
 -- Makes f usable: placed, in the current program, materialised. Returns it.
@@ -407,6 +421,7 @@ function props.value(f)                  -- the element of a 0-D field
 end
 
 Field.__index = function(f, k)
+  if k == "dtype" then return rawget(f, "_dtype") end
   if type(k) == "string" then
     if k:sub(1, 1) == "_" then return nil end   -- private slots not yet set
     local m = methods[k]
@@ -437,7 +452,14 @@ Field.__newindex = function(f, k, v)
     if f._nidx ~= 0 then wrong_count(f, 0) end
     return host_set(f, {}, v)
   end
-  if k == "name" and type(v) == "string" then return M.set_name(f, v) end
+  if k == "name" then
+    if type(v) ~= "string" then raise("x.name must be a string (got a " .. type(v) .. ")") end
+    return M.set_name(f, v)
+  end
+  if k == "dtype" or k == "shape" then
+    raise("x." .. k .. " of field '" .. guess_name(f) .. "' is read-only: a field keeps the type and shape it "
+      .. "was made with; make a new field for another (lt.field(dtype, shape))")
+  end
   if type(k) == "string" then
     raise("cannot set member '" .. k .. "' of a field (only x.value and x.name can be assigned)")
   end

@@ -15,31 +15,124 @@ fieldm.set_tracer(T)
 
 -- ---- lt.init -----------------------------------------------------------------------
 
-local OPTIONS = { arch = "string", debug = "boolean", print_ir = "boolean", threads = "number",
-  default_ip = "type", default_fp = "type", device_memory = "number", device_memory_fraction = "number",
-  seed = "number", print_buffer = "number", fma = "boolean" }
+-- A value as a message shows it: numbers as Lua prints them, strings quoted.
+local function shown(v)
+  if type(v) == "number" then return tostring(v) end
+  if type(v) == "string" then return ("%q"):format(v) end
+  return "a " .. type(v)
+end
 
-function lt.init(opts)
-  opts = opts or {}
+-- v as a Lua integer when it is a whole number (2^30 is one), else nil.
+local function whole(v)
+  return type(v) == "number" and math.tointeger(v) or nil
+end
+
+local MAX_THREADS = 1024          -- the thread pool's most (src/runtime/host/threadpool.c)
+
+-- Each option's check: returns the value lt.init uses, or a phrase saying
+-- what the option must be (the message names the option and the value given).
+local OPTIONS = {
+  arch = function(v)
+    if v == "cpu" or v == "cuda" or v == "auto" then return v end
+    if type(v) == "string" then
+      return nil, nil, "unknown arch '" .. v .. "' (use \"cpu\", \"cuda\" or \"auto\")"
+    end
+    return nil, "\"cpu\", \"cuda\" or \"auto\""
+  end,
+  debug = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
+  print_ir = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
+  fma = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
+  threads = function(v)
+    local n = whole(v)
+    if n and n >= 0 and n <= MAX_THREADS then return n end
+    return nil, "an integer from 0 (one per core) to " .. MAX_THREADS
+  end,
+  default_ip = function(v)
+    if types.is_type(v) and v.is_int and v.name ~= "i1" then return v end
+    return nil, "an integer type such as lt.i32"
+  end,
+  default_fp = function(v)
+    if types.is_type(v) and v.is_float then return v end
+    return nil, "lt.f32 or lt.f64"
+  end,
+  device_memory = function(v)
+    local n = whole(v)
+    if n and n > 0 then return n end
+    return nil, "a whole number of bytes > 0 (e.g. 256 << 20)"
+  end,
+  device_memory_fraction = function(v)
+    if type(v) == "number" and v > 0 and v <= 1 then return v end   -- false for NaN
+    return nil, "between 0 and 1 (a share of the device's memory, more than 0)"
+  end,
+  seed = function(v)
+    local n = whole(v)
+    if n then return n end
+    return nil, "an integer"
+  end,
+  print_buffer = function(v)
+    local n = whole(v)
+    if n and n >= 0 then return n end
+    return nil, "a whole number of bytes (0 = 1 MiB)"
+  end,
+}
+
+-- The option a misspelt or shortened name most likely meant (at most two edits away), or nil.
+local function did_you_mean(name)
+  local best, best_d = nil, 3
+  for cand in pairs(OPTIONS) do
+    local a, b = name:lower(), cand
+    local prev = {}
+    for j = 0, #b do prev[j] = j end
+    for i = 1, #a do
+      local cur = { [0] = i }
+      for j = 1, #b do
+        local cost = a:byte(i) == b:byte(j) and 0 or 1
+        cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+      end
+      prev = cur
+    end
+    local d = prev[#b]
+    if #a >= 3 and cand:sub(1, #a) == a then d = 1 end   -- a shortened name
+    if d < best_d or (d == best_d and best and cand < best) then best, best_d = cand, d end
+  end
+  return best
+end
+
+-- The options given, checked: each value as lt.init uses it, keyed by name.
+local function check_options(opts)
   if type(opts) ~= "table" then state.raise("lt.init: expects a table of options, e.g. lt.init{arch = \"cpu\"}") end
+  local out = {}
   for k, v in pairs(opts) do
-    local want = OPTIONS[k]
-    if not want then
+    local check = OPTIONS[k]
+    if not check then
       local names = {}
       for n in pairs(OPTIONS) do names[#names + 1] = n end
       table.sort(names)
-      state.raise("lt.init: unknown option '" .. tostring(k) .. "' (options: " .. table.concat(names, ", ") .. ")")
+      local guess = type(k) == "string" and did_you_mean(k)
+      state.raise("lt.init: unknown option '" .. tostring(k) .. "'" .. (guess and ("; did you mean '" .. guess ..
+        "'?") or "") .. " (options: " .. table.concat(names, ", ") .. ")")
     end
-    local ok = (want == "type") and types.is_type(v) or type(v) == want
-    if not ok then state.raise("lt.init: option '" .. k .. "' must be a " .. want) end
+    local val, want, why = check(v)
+    if val == nil then
+      state.raise("lt.init: " .. (why or (k .. " must be " .. want .. ", got " .. shown(v))))
+    end
+    out[k] = val
   end
+  if out.device_memory and out.device_memory_fraction then
+    state.raise("lt.init: give device_memory or device_memory_fraction, not both")
+  end
+  return out
+end
+
+function lt.init(opts)
+  opts = check_options(opts or {})
   -- LT_ARCH picks the arch of scripts that name none: the test suite runs the same files
   -- once per arch with it, and a script it sends to a missing GPU is skipped (exit 77)
   local env_arch = not opts.arch and os.getenv("LT_ARCH") or nil
   if env_arch == "" then env_arch = nil end
   local arch = opts.arch or env_arch or "cpu"
   if arch ~= "cpu" and arch ~= "cuda" and arch ~= "auto" then
-    state.raise("lt.init: unknown arch '" .. arch .. "' (use \"cpu\", \"cuda\" or \"auto\")")
+    state.raise("lt.init: unknown arch '" .. arch .. "' in LT_ARCH (use \"cpu\", \"cuda\" or \"auto\")")
   end
   if arch == "cuda" or arch == "auto" then
     -- the driver is loaded at run time: a machine without a GPU still runs the CPU backend
@@ -53,34 +146,29 @@ function lt.init(opts)
     end
     if not gpu then arch = "cpu" end
   end
+  -- LT_MEMORY_LIMIT=bytes: the host memory the CPU pool may take, instead of the RAM + swap
+  -- found (tests use it to check the memory errors without filling the machine)
+  local limit = os.getenv("LT_MEMORY_LIMIT")
+  if limit and limit ~= "" then
+    local n = math.tointeger(tonumber(limit))
+    if not n or n <= 0 then
+      state.raise("lt.init: LT_MEMORY_LIMIT must be a whole number of bytes > 0, got '" .. limit .. "'")
+    end
+    limit = n
+  else
+    limit = 0
+  end
   local ip, fp = opts.default_ip or types.by_name.i32, opts.default_fp or types.by_name.f32
-  if not ip.is_int or ip.name == "i1" then state.raise("lt.init: default_ip must be an integer type such as lt.i32") end
-  if not fp.is_float then state.raise("lt.init: default_fp must be lt.f32 or lt.f64") end
-  local threads = opts.threads or 0
-  if math.type(threads) ~= "integer" or threads < 0 then
-    state.raise("lt.init: threads must be an integer >= 0 (0 = one per core)")
-  end
-  local pool = opts.device_memory or 0
-  if math.type(pool) ~= "integer" or pool < 0 then
-    state.raise("lt.init: device_memory must be a whole number of bytes (e.g. 256 << 20)")
-  end
-  local fraction = opts.device_memory_fraction or 0
-  if fraction < 0 or fraction > 1 then
-    state.raise("lt.init: device_memory_fraction must be between 0 and 1 (a share of the device's memory)")
-  end
+  local threads, pool, fraction = opts.threads or 0, opts.device_memory or 0, opts.device_memory_fraction or 0
   local seed, pbuf = opts.seed or 0, opts.print_buffer or 0   -- the default seed is 0
-  if math.type(seed) ~= "integer" then state.raise("lt.init: seed must be an integer") end
-  if math.type(pbuf) ~= "integer" or pbuf < 0 then
-    state.raise("lt.init: print_buffer must be a whole number of bytes (0 = 1 MiB)")
-  end
   if state.prog then core.program_free(state.prog) end
   state.prog = nil
   state.snode_cache = nil
   local prog, err = core.program_new(arch == "auto" and "cuda" or arch, threads, opts.debug == true, pool,
-    opts.fma == true, fraction)
+    opts.fma == true, fraction, limit)
   if not prog and arch == "auto" then   -- a GPU the backend cannot use: the CPU
     arch = "cpu"
-    prog, err = core.program_new(arch, threads, opts.debug == true, pool, opts.fma == true, fraction)
+    prog, err = core.program_new(arch, threads, opts.debug == true, pool, opts.fma == true, fraction, limit)
   end
   if not prog then state.raise("lt.init: " .. err) end
   if arch == "auto" then arch = "cuda" end
@@ -90,7 +178,7 @@ function lt.init(opts)
   state.gen = state.gen + 1
   state.opts = { arch = arch, debug = opts.debug == true, print_ir = opts.print_ir == true,
     threads = core.program_threads(prog), default_ip = ip, default_fp = fp }
-  state.root = nil
+  state.root, state.root_tok = nil, nil
   state.trees = {}
 end
 

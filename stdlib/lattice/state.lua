@@ -5,7 +5,8 @@ local M = {
   gen = 0,             -- bumped by every lt.init: fields and kernels remember theirs
   opts = nil,          -- the options lt.init was given (with defaults)
   root = nil,          -- SNode id of the tree lt.root is building (nil: start a new one)
-  trees = {},          -- root id -> fields placed in it
+  root_tok = nil,      -- its handle, which keeps it until it materialises (field.lua)
+  trees = {},          -- root id -> {field = true} for the fields placed in it (weak keys)
 }
 
 -- The innermost frame of user code (not a lattice/ module, not C).

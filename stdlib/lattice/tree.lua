@@ -89,7 +89,8 @@ function M.new(ensure, desc)
         .. "matrix or struct type such as lt.vec2")
     end
   end
-  local root = core.root_new(state.prog)
+  local root, tok = core.root_new(state.prog)   -- the tree lives while tok does (held by the type)
+  state.snode_cache = nil                         -- SNode ids of freed trees may be given out again
   local placed, ids = {}, {}
   build(root, desc, decl, placed, ids)
   local names = {}
@@ -104,7 +105,7 @@ function M.new(ensure, desc)
   if not ok then raise("lt.tree: cannot lay out the tree: " .. tostring(err)) end
   serial = serial + 1
   local tt = setmetatable({ root = root, gen = state.gen, fields = {}, names = names,
-    tree = core.snode_info(state.prog, root).tree, serial = serial }, TreeType)
+    tree = core.snode_info(state.prog, root).tree, serial = serial, tok = tok }, TreeType)
   for _, name in ipairs(names) do
     if type(ids[name]) == "table" then
       local comps = {}
@@ -135,12 +136,12 @@ local function field_of(inst, name)
   if d.composite then
     local comps = {}
     for k, c in ipairs(d.comps) do
-      comps[k] = setmetatable({ dtype = c.dtype, _name = c.name, _serial = 0, _snode = c.snode, _gen = inst._type.gen,
+      comps[k] = setmetatable({ _dtype = c.dtype, _name = c.name, _serial = 0, _snode = c.snode, _gen = inst._type.gen,
         _root = inst._type.root, _shape = c.shape, _nidx = c.nidx, _inst = inst, _type = inst._type }, fieldm.Field)
     end
     return require("lattice.cfield").view(d.composite, comps, name)
   end
-  local f = setmetatable({ dtype = d.dtype, _name = name, _serial = 0, _snode = d.snode, _gen = inst._type.gen,
+  local f = setmetatable({ _dtype = d.dtype, _name = name, _serial = 0, _snode = d.snode, _gen = inst._type.gen,
     _root = inst._type.root, _shape = d.shape, _nidx = d.nidx, _inst = inst, _type = inst._type }, fieldm.Field)
   return f
 end

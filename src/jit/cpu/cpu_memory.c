@@ -5,7 +5,6 @@
 ** (rt_mempool_reserve): zero pages, committed only when touched.
 */
 #include <string.h>
-#include <unistd.h>
 
 #include "../../runtime/host/mempool.h"
 #include "../../runtime/service.h"
@@ -38,12 +37,6 @@ static bool cpu_serve(jit_backend *be, struct rt_runtime *rt, struct rt_request 
   return true;
 }
 
-/* Physical RAM, for lt.init{device_memory_fraction=...}; 0 when unknown. */
-static uint64_t physical_memory(void) {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
-}
-
 void cpu_memory_init(jit_backend *be) {
   be->host_memory = true;
   be->mem_alloc = cpu_mem_alloc;
@@ -53,5 +46,7 @@ void cpu_memory_init(jit_backend *be) {
   be->mem_zero = cpu_mem_zero;
   be->serve = cpu_serve;
   be->default_pool = JIT_SPARSE_DEFAULT_POOL;
-  be->memory_bytes = physical_memory();
+  uint64_t ram, total;
+  rt_host_memory(&ram, &total);   /* device_memory_fraction: a share of the RAM */
+  be->memory_bytes = ram;
 }

@@ -5,9 +5,11 @@
 #include "mempool.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 
 #include "../runtime.h"
 
@@ -21,11 +23,42 @@ char *rt_mempool_reserve(uint64_t bytes, char *err, size_t errlen) {
   void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
-    snprintf(err, errlen, "cannot reserve a memory pool of %llu bytes: %s; ask for a smaller pool",
-             (unsigned long long)bytes, strerror(errno));
+    snprintf(err, errlen, "the system refused %llu bytes of address space (%s; is `ulimit -v` set?); "
+             "ask for a smaller pool", (unsigned long long)bytes, strerror(errno));
     return NULL;
   }
   return p;
+}
+
+/* The number in a cgroup file; UINT64_MAX for "max" (no limit) or none. */
+static uint64_t cgroup_limit(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return UINT64_MAX;
+  uint64_t v;
+  if (fscanf(f, "%" SCNu64, &v) != 1) v = UINT64_MAX;
+  fclose(f);
+  return v;
+}
+
+void rt_host_memory(uint64_t *ram, uint64_t *total) {
+  struct sysinfo si;
+  *ram = *total = 0;
+  if (sysinfo(&si) != 0) return;
+  uint64_t unit = si.mem_unit ? si.mem_unit : 1;
+  *ram = (uint64_t)si.totalram * unit;
+  uint64_t swap = (uint64_t)si.totalswap * unit;
+  *total = *ram + swap;
+  /* a container's limit: cgroup v2 (memory and swap apart), else v1 (memsw
+  ** counts both; v1 writes "no limit" as a huge number) */
+  uint64_t cg = cgroup_limit("/sys/fs/cgroup/memory.max");
+  if (cg != UINT64_MAX) {
+    uint64_t cg_swap = cgroup_limit("/sys/fs/cgroup/memory.swap.max");
+    cg += cg_swap < swap ? cg_swap : swap;
+  } else {
+    cg = cgroup_limit("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes");
+    if (cg == UINT64_MAX) cg = cgroup_limit("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+  }
+  if (cg < *total) *total = cg;
 }
 
 void rt_mempool_release(char *pool, uint64_t bytes) {

@@ -18,6 +18,10 @@ typedef struct rt_runtime rt_runtime;
 /* Reserves `bytes` of zeroed memory; NULL with a message in err on failure. */
 char *rt_mempool_reserve(uint64_t bytes, char *err, size_t errlen);
 void rt_mempool_release(char *pool, uint64_t bytes);
+/* The machine's memory, read here and nowhere else: *ram the physical RAM,
+** *total what a process can commit (RAM + swap, no more than the limit of its
+** memory cgroup). Either is 0 when it cannot be found. */
+void rt_host_memory(uint64_t *ram, uint64_t *total);
 /* Bytes of the pool the runtime has taken so far (its high-water mark). */
 uint64_t rt_mempool_used(const rt_runtime *rt);
 
