@@ -218,7 +218,7 @@ static void put_serial_note(out *o, const ir_stmt *s) {
   bool in_if = false;
   for (const ir_stmt *p = s->parent ? s->parent->owner : NULL; p; p = p->parent ? p->parent->owner : NULL) {
     if (p->op == IR_task_serial) {
-      put(o, in_if                 ? "  # serial: inside an `if`; only loops at the kernel's top level run in parallel"
+      put(o, in_if                 ? "  # serial: inside an if; only loops at the kernel's top level run in parallel"
              : s->op == IR_while ? "  # serial: a while or repeat loop, or lt.serial"
                                  : "  # serial: in a serial task");
       return;
