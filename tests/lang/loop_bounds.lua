@@ -95,4 +95,33 @@ for i = MIN + 100, MIN, -3 do want[#want + 1] = i end
 C.check("lt.serial count", n, #want)
 for q = 1, #want do C.check("lt.serial order " .. q, order[q - 1], want[q]) end
 
+-- where loops run: the final IR (after the last pass) of each kernel
+local function final_ir(k) return k:ir():match(".*# after [%w_]+\n(.*)$") end
+local y = lt.field(lt.i32, 64)
+local stepped = lt.kernel(function(n) for i = n, 0, -2 do y[i] = i end end)
+local guarded = lt.kernel(function(n, cap)
+  if n > cap then return end
+  for i = 0, n - 1 do y[i] = 2 * i end
+end)
+local in_if = lt.kernel(function(n) if n > 3 then for i = 0, n - 1 do y[i] = 3 * i end end end)
+local whiles = lt.kernel(function(n) local i = 0; while i < n do y[i] = 4 * i; i = i + 1 end end)
+stepped(63)
+for i = 0, 63 do C.check("stepped " .. i, y[i], i % 2 == 1 and i or 0) end
+y:fill(0)
+guarded(100, 64)
+for i = 0, 63 do C.check("guard taken " .. i, y[i], 0) end
+guarded(64, 64)
+for i = 0, 63 do C.check("guard passed " .. i, y[i], 2 * i) end
+in_if(64)
+whiles(64)
+for i = 0, 63 do C.check("while " .. i, y[i], 4 * i) end
+C.check("a stepped top-level loop is parallel", (final_ir(stepped):find("task_range_for", 1, true)) ~= nil, true)
+C.check("a loop after a guard clause is parallel", (final_ir(guarded):find("task_range_for", 1, true)) ~= nil, true)
+C.check("the guard is not tested per iteration", (final_ir(guarded):match("task_range_for.-}"):find("if", 1, true)),
+  nil)
+C.check("a loop inside an if says it is serial",
+  (final_ir(in_if):find("# serial: inside an if", 1, true)) ~= nil, true)
+C.check("a while loop says it is serial",
+  (final_ir(whiles):find("# serial: a while or repeat loop", 1, true)) ~= nil, true)
+
 C.finish("loop_bounds")
