@@ -317,7 +317,7 @@ end
 
 local function too_many(n)
   fail(("this parallel loop runs %s iterations; a parallel loop runs at most 2147483647 (2^31 - 1): split it, "
-    .. "or make it serial with lt.serial"):format(math.ult(n, 0) and tostring(n) or ("%u"):format(n)))
+    .. "or make it serial with lt.serial"):format(("%u"):format(n)))      -- n is read as unsigned
 end
 
 function H.for_(a, b, step, body, serial)
