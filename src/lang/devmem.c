@@ -140,6 +140,11 @@ void lang_push_number(lua_State *L, ir_type t, const char *bytes) {
 
 void lang_encode_number(lua_State *L, ir_type t, int idx, char *bytes) {
   if (ir_type_is_float(t)) {
+    if (t == IR_f32 && lua_isinteger(L, idx)) {   /* one rounding, as a kernel's conversion */
+      float f = (float)lua_tointeger(L, idx);
+      memcpy(bytes, &f, sizeof f);
+      return;
+    }
     double d = luaL_checknumber(L, idx);
     if (t == IR_f32) { float f = (float)d; memcpy(bytes, &f, sizeof f); }
     else memcpy(bytes, &d, sizeof d);
