@@ -128,14 +128,27 @@ T.cfield = M
 
 -- ---- Lua scope -----------------------------------------------------------------------------
 
+local core = require "lattice.core"
+local last_read = fieldm.last_read
+
 local function host_read(f, idx)
   local flat = {}
   for k, c in ipairs(f._comps) do flat[k] = c[idx] end
+  last_read.obj = nil          -- the element is a table: v[i][1] indexes it, not a field
   return f._ct:to_lua(flat)
 end
 
+-- The flat components of v converted for f's components, each checked as a
+-- single write checks it (fieldm.check_value), before anything is written.
+local function checked_flat(f, v, what, allow_scalar)
+  name_components(f)
+  local flat = f._ct:from_lua(v, what, allow_scalar)
+  for k, c in ipairs(f._comps) do flat[k] = fieldm.check_value(c, flat[k]) end
+  return flat
+end
+
 local function host_write(f, idx, v)
-  local flat = f._ct:from_lua(v, "field '" .. name_of(f) .. "'")
+  local flat = checked_flat(f, v, "field '" .. name_of(f) .. "'")
   for k, c in ipairs(f._comps) do c[idx] = flat[k] end
 end
 
@@ -147,10 +160,20 @@ HostAcc = fieldm.host_accessor(host_read, host_write, wrong_count)
 
 local methods, props = {}, {}
 
+-- x:fill(v): v a value or table of the element's type, or a scalar for every component.
 function methods.fill(f, v)
   if T.active() then return T.unsupported("x:fill inside a kernel; write a loop") end
   M.ready(f)
-  local flat = f._ct:from_lua(v, "x:fill", true)
+  local flat
+  if type(v) == "number" then
+    flat = {}
+    name_components(f)
+    for k, c in ipairs(f._comps) do flat[k] = fieldm.check_value(c, v) end
+  else
+    local ok, res = pcall(checked_flat, f, v, "field '" .. name_of(f) .. "'", true)
+    if not ok then raise("x:fill: " .. tostring(res):gsub("^[^:\n]*:%d+: ", "")) end
+    flat = res
+  end
   for k, c in ipairs(f._comps) do c:fill(flat[k]) end
 end
 
@@ -174,12 +197,42 @@ function methods.to_table(f)
   return combine(parts, f._nidx)
 end
 
--- The inverse of to_table: each element a Lua table as to_table gives it (or
--- counting from 0 at the index levels). One pass per component, in C.
+-- "t[i][j]" for the p-th element (row-major, from 1) of tbl, in its own
+-- numbering (each level from 0 or 1), for messages.
+local function elem_path(tbl, shape, p)
+  local idx, r = {}, p - 1
+  for d = #shape, 1, -1 do idx[d] = r % shape[d]; r = r // shape[d] end
+  local path, t = "t", tbl
+  for d = 1, #shape do
+    local base = rawget(t, 0) ~= nil and 0 or 1
+    path = path .. "[" .. (idx[d] + base) .. "]"
+    t = rawget(t, idx[d] + base)
+  end
+  return path
+end
+
+-- The inverse of to_table: each element a Lua table as to_table gives it or as
+-- a single write takes it (v[i] = e, the same rules), the index levels as a
+-- scalar field's from_table takes them (counting from 1 or 0). Every element
+-- is checked before anything is written.
 function methods.from_table(f, tbl)
   if T.active() then return T.unsupported("x:from_table inside a kernel") end
   M.ready(f)
-  for k, c in ipairs(f._comps) do c:from_table(tbl, table.unpack(f._ct:leaf_paths()[k])) end
+  local function bad(msg) raise("x:from_table of field '" .. name_of(f) .. "': " .. msg) end
+  if f._nidx > 0 and type(tbl) ~= "table" then bad("expects a table, got a " .. type(tbl)) end
+  local elems, err = core.table_elements(tbl, f._shape)
+  if not elems then bad(err) end
+  name_components(f)
+  local comps, cols = f._comps, {}
+  for k = 1, #comps do cols[k] = {} end
+  for p = 1, #elems do
+    local ok, flat = pcall(checked_flat, f, elems[p], "the element")
+    if not ok then
+      bad(elem_path(tbl, f._shape, p) .. ": " .. tostring(flat):gsub("^[^:\n]*:%d+: ", ""))
+    end
+    for k = 1, #comps do cols[k][p] = flat[k] end
+  end
+  for k, c in ipairs(comps) do fieldm.set_list(c, cols[k]) end
 end
 
 function methods.active(f) return M.first(f):active() end

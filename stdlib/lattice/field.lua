@@ -279,6 +279,34 @@ local function inst_ud(f)
 end
 M.inst_ud = inst_ud
 
+-- ---- one index too many (x[1][1][1] on a 2-D field) ---------------------------
+-- A Lua-scope read gives a plain number, and indexing a number says "attempt
+-- to index a number value". So numbers get a metatable (unless the host gave
+-- them one) whose __index and __newindex name the field or ndarray when the
+-- number indexed is what the last element read gave, at the same line of user
+-- code (core.read_here), and say what Lua says otherwise. last.obj is that
+-- read's field or ndarray, last.fail(obj) raises its message.
+local last = {}
+M.last_read = last
+
+local function index_number(n)
+  local info = debug.getinfo(3, "S")       -- the code indexing n (2: this function's caller)
+  if last.obj and info and info.what ~= "C" and info.source:sub(1, 9) ~= "=lattice/" and core.read_here(n) then
+    last.fail(last.obj)
+  end
+  error("attempt to index a number value", 3)
+end
+if debug.getmetatable(0) == nil then
+  debug.setmetatable(0, {
+    __index = function(n, _) index_number(n) end,
+    __newindex = function(n, _, _) index_number(n) end,
+  })
+end
+
+local function one_too_many(f)
+  raise("field '" .. guess_name(f) .. "' has " .. f._nidx .. " indices, got " .. (f._nidx + 1))
+end
+
 local function host_get(f, idx)
   local v, err = core.field_get(state.prog, f._snode, inst_ud(f), table.unpack(idx, 1, f._nidx))
   if v == nil then
@@ -286,6 +314,7 @@ local function host_get(f, idx)
     v, err = core.field_get(state.prog, f._snode, inst_ud(f), table.unpack(idx, 1, f._nidx))
     raise(err)
   end
+  last.obj, last.fail = f, one_too_many
   return v
 end
 
@@ -304,6 +333,7 @@ local function check_value(f, v)
   end
   return v
 end
+M.check_value = check_value
 
 local function host_set(f, idx, v)
   v = check_value(f, v)
@@ -369,13 +399,22 @@ function methods.to_table(f)
 end
 
 -- x:from_table(t): x[i][j] = t[i][j] for every element, t nested like
--- to_table's result (each level counting from 1, or from 0). keys...: the
--- component of each element to take (composite fields, cfield.lua).
-function methods.from_table(f, tbl, ...)
+-- to_table's result (each level counting from 1, or from 0; the rules are
+-- src/lang/datatable.c's); a 0-D field takes the number itself.
+function methods.from_table(f, tbl)
   if tracer.active() then return tracer.unsupported("x:from_table inside a kernel") end
   M.ready(f)
-  if type(tbl) ~= "table" then raise("x:from_table: expects a table, got a " .. type(tbl)) end
-  local ok, err = core.field_from_table(state.prog, f._snode, inst_ud(f), tbl, ...)
+  if f._nidx > 0 and type(tbl) ~= "table" then
+    raise("x:from_table of field '" .. M.guess_name(f) .. "': expects a table, got a " .. type(tbl))
+  end
+  local ok, err = core.field_from_table(state.prog, f._snode, inst_ud(f), tbl)
+  if not ok then raise("x:from_table of field '" .. M.guess_name(f) .. "': " .. err) end
+end
+
+-- x:from_table for a component of a composite field (cfield.lua): every
+-- element from the flat row-major list of checked numbers.
+function M.set_list(f, list)
+  local ok, err = core.field_set_list(state.prog, f._snode, inst_ud(f), list)
   if not ok then raise("x:from_table of field '" .. M.guess_name(f) .. "': " .. err) end
 end
 
