@@ -150,19 +150,117 @@ bool lang_walk_number(lua_State *L, const lang_walk *w, ir_type t, char *bytes) 
   return true;
 }
 
-/* table_elements' visitor: appends the element to the list below the walk. */
-static bool collect_visit(lua_State *L, lang_walk *w) {
-  lua_pushvalue(L, -1);
-  lua_rawseti(L, *(int *)w->ctx, (lua_Integer)w->flat + 1);
+/* lang_table_encode's visitor: checks the element and encodes it in place. */
+typedef struct {
+  ir_type type;
+  char *buf;
+  size_t es;
+} encode_walk;
+
+static bool encode_visit(lua_State *L, lang_walk *w) {
+  encode_walk *e = w->ctx;
+  return lang_walk_number(L, w, e->type, e->buf + (size_t)w->flat * e->es);
+}
+
+char *lang_table_encode(lua_State *L, int t, int ndim, const int64_t *shape, ir_type type, const char *owner) {
+  t = lua_absindex(L, t);
+  size_t n = 1, es = (size_t)(ir_type_bits(type) + 7) / 8;
+  for (int i = 0; i < ndim; i++) n *= (size_t)shape[i];
+  encode_walk e = {.type = type, .es = es, .buf = lua_newuserdatauv(L, n * es > 0 ? n * es : 1, 0)};
+  lang_walk w = {.ndim = ndim, .shape = shape, .owner = owner, .visit = encode_visit, .ctx = &e};
+  if (!lang_walk_table(L, t, &w)) return NULL;
+  return e.buf;
+}
+
+/* ---- a composite field's elements ---------------------------------------------------
+** core.table_elements(t, {n1, ...}, ncomp, rows, cols, int) -> comps, others
+** | nil, message: walks t over the shape; comps is a list of ncomp lists, the
+** components of each element, row-major; others lists {p, element, ...} for
+** the elements left to the Lua side, in order (cfield.lua converts them with
+** the rules of a single write; every element when ncomp is 0). An element is
+** taken here only in the plain form a single write takes as it is: a vector
+** (cols 0) a table of `rows` numbers, a matrix `rows` tables of `cols`
+** numbers (no metatables; integral numbers when int). */
+typedef struct {
+  int comps, others;               /* stack slots */
+  int ncomp, rows, cols;
+  bool is_int;
+} split_walk;
+
+/* The number at the top as a component (an integral one when int), popped;
+** false (nothing popped) when it is not one. */
+static bool component(lua_State *L, const split_walk *sw) {
+  if (lua_type(L, -1) != LUA_TNUMBER) return false;
+  if (sw->is_int && !lua_isinteger(L, -1)) {
+    int ok;
+    lua_Integer i = lua_tointegerx(L, -1, &ok);
+    if (!ok) return false;
+    lua_pop(L, 1);
+    lua_pushinteger(L, i);
+  }
+  return true;
+}
+
+/* Whether the value at idx is a table without a metatable of raw length n. */
+static bool plain_table(lua_State *L, int idx, lua_Unsigned n) {
+  if (lua_type(L, idx) != LUA_TTABLE) return false;
+  if (lua_getmetatable(L, idx)) {
+    lua_pop(L, 1);
+    return false;
+  }
+  return lua_rawlen(L, idx) == n;
+}
+
+/* The plain table at the top (a vector or a matrix row) of n numbers into
+** the component lists from component k on; false when it is not one. */
+static bool plain_row(lua_State *L, const split_walk *sw, lua_Integer p, int n, int k) {
+  if (!plain_table(L, -1, (lua_Unsigned)n)) return false;
+  for (int j = 1; j <= n; j++) {
+    lua_rawgeti(L, -1, j);
+    if (!component(L, sw)) {
+      lua_pop(L, 1);
+      return false;
+    }
+    lua_rawgeti(L, sw->comps, k + j);
+    lua_insert(L, -2);
+    lua_rawseti(L, -2, p);
+    lua_pop(L, 1);
+  }
+  return true;
+}
+
+static bool split_visit(lua_State *L, lang_walk *w) {
+  split_walk *sw = w->ctx;
+  lua_Integer p = (lua_Integer)w->flat + 1;
+  bool plain = sw->ncomp > 0;
+  if (plain && sw->cols == 0) plain = plain_row(L, sw, p, sw->rows, 0);
+  else if (plain) {
+    plain = plain_table(L, -1, (lua_Unsigned)sw->rows);
+    for (int i = 0; plain && i < sw->rows; i++) {
+      lua_rawgeti(L, -1, i + 1);
+      plain = plain_row(L, sw, p, sw->cols, i * sw->cols);
+      lua_pop(L, 1);
+    }
+  }
+  if (!plain) {   /* (components stored for it so far are overwritten) */
+    lua_Integer n = (lua_Integer)lua_rawlen(L, sw->others);
+    lua_pushinteger(L, p);
+    lua_rawseti(L, sw->others, n + 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, sw->others, n + 2);
+  }
   return true;
 }
 
 int lang_table_elements(lua_State *L) {
   luaL_checktype(L, 2, LUA_TTABLE);
+  split_walk sw = {.ncomp = (int)luaL_checkinteger(L, 3), .rows = (int)luaL_checkinteger(L, 4),
+                   .cols = (int)luaL_checkinteger(L, 5), .is_int = lua_toboolean(L, 6)};
   lua_settop(L, 2);
   int64_t shape[IR_MAX_INDICES];
   int ndim = (int)lua_rawlen(L, 2);
-  if (ndim > IR_MAX_INDICES) return luaL_error(L, "internal error: table_elements of %d dimensions", ndim);
+  if (ndim > IR_MAX_INDICES || sw.ncomp < 0 || (sw.ncomp > 0 && sw.rows * (sw.cols ? sw.cols : 1) != sw.ncomp))
+    return luaL_error(L, "internal error: table_elements of %d dimensions, %d components", ndim, sw.ncomp);
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) {
     lua_rawgeti(L, 2, i + 1);
@@ -170,13 +268,20 @@ int lang_table_elements(lua_State *L) {
     n *= shape[i];
     lua_pop(L, 1);
   }
-  int list = lua_gettop(L) + 1;
-  lua_createtable(L, n < INT32_MAX ? (int)n : 0, 0);
-  lang_walk w = {.ndim = ndim, .shape = shape, .owner = "field", .visit = collect_visit, .ctx = &list};
+  luaL_checkstack(L, 16, "table_elements");
+  lua_createtable(L, sw.ncomp, 0);
+  sw.comps = lua_gettop(L);
+  for (int k = 1; k <= sw.ncomp; k++) {
+    lua_createtable(L, n < INT32_MAX ? (int)n : 0, 0);
+    lua_rawseti(L, sw.comps, k);
+  }
+  lua_newtable(L);
+  sw.others = lua_gettop(L);
+  lang_walk w = {.ndim = ndim, .shape = shape, .owner = "field", .visit = split_visit, .ctx = &sw};
   if (!lang_walk_table(L, 1, &w)) {
     lua_pushnil(L);
     lua_insert(L, -2);
     return 2;
   }
-  return 1;
+  return 2;
 }

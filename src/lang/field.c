@@ -1,7 +1,9 @@
 /*
 ** field.c -- host (Lua-scope) access to field elements: x[i][j], x[i][j] = v,
-** x:fill(v), x:to_table(), x:from_table(t). Every access is bounds-checked; a bad index returns
-** nil plus a message so the Lua side can raise it at the user's line.
+** x:fill(v), x:to_table(), x:from_table(t) (whose nested tables datatable.c
+** walks). Every access is bounds-checked; a bad index returns nil plus a
+** message so the Lua side can raise it at the user's line. Element reads
+** note what they gave (lang_note_read) for x[i][j][k] one index too many.
 **
 ** Each function takes the instance (an lt.tree instance, or nil for the
 ** tree's default one). Fields under sparse levels go through the sparse
@@ -281,38 +283,31 @@ static int l_field_to_table(lua_State *L) {
   return 1;
 }
 
-/* from_table's visitor: checks the element on top (check), or writes it. */
-typedef struct {
-  field_view v;
-  bool write;
-} fill_walk;
-
-static bool fill_visit(lua_State *L, lang_walk *w) {
-  fill_walk *f = w->ctx;
-  char val[8];
-  if (!lang_walk_number(L, w, f->v.s->dtype, f->write ? val : NULL)) return false;
-  return !f->write || view_write(L, &f->v, w->idx, val, true);
-}
-
 /* core.field_from_table(prog, id, instance|nil, t) -> true | nil, message:
 ** x[i][j] = t[i][j] (or t[i+1][j+1]) for every element (datatable.c's
 ** rules); writes activate cells of sparse fields. The whole table is checked
-** before anything is written; only running out of pool memory for the cells
-** can stop the writes part way. A 0-D field takes the number itself. */
+** (and encoded) before anything is written; only running out of pool memory
+** for the cells can stop the writes part way. A 0-D field takes the number
+** itself. */
 static int l_field_from_table(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   lua_settop(L, 4);
-  fill_walk f = {.write = false};
-  lang_walk w = {.ndim = s->nidx, .shape = s->total_shape, .owner = "field", .visit = fill_visit, .ctx = &f};
-  f.v.s = s;
-  if (!lang_walk_table(L, 4, &w)) return nil_message(L);
-  if (!view_open(L, &f.v, p, s, mem, true)) return nil_message(L);
-  f.write = true;
-  bool ok = lang_walk_table(L, 4, &w);
-  if (!view_close(L, &f.v, true)) return nil_message(L);
-  if (!ok) return nil_message(L);
+  const char *vals = lang_table_encode(L, 4, s->nidx, s->total_shape, s->dtype, "field");
+  if (!vals) return nil_message(L);
+  lua_pushboolean(L, 1);
+  if (empty_field(s)) return 1;
+  field_view v;
+  if (!view_open(L, &v, p, s, mem, true)) return nil_message(L);
+  int64_t idx[IR_MAX_INDICES] = {0};
+  size_t es = elem_bytes(s);
+  bool ok = true;
+  for (const char *e = vals; ok; e += es) {
+    ok = view_write(L, &v, idx, e, true);
+    if (!next_index(s, idx)) break;
+  }
+  if (!view_close(L, &v, true) || !ok) return nil_message(L);
   lua_pushboolean(L, 1);
   return 1;
 }

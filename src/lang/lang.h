@@ -159,11 +159,15 @@ bool lang_walk_fail(lua_State *L, const lang_walk *w, int depth, const char *wha
 /* The element on top as a value of type t (a number; an integral one for an
 ** integer type), encoded into bytes unless NULL; false with the message. */
 bool lang_walk_number(lua_State *L, const lang_walk *w, ir_type t, char *bytes);
+/* Checks the nested table at t over shape and encodes its elements as
+** values of type t, row-major, into a buffer it pushes (a userdata) and
+** returns; NULL with the message pushed above it on a bad entry. */
+char *lang_table_encode(lua_State *L, int t, int ndim, const int64_t *shape, ir_type type, const char *owner);
 /* Pushes a short description of the value at idx for messages ("3.5", the
 ** string "ab", a table) without calling any of its metamethods. */
 void lang_push_value_text(lua_State *L, int idx);
-/* core.table_elements(t, {n1, ...}) -> the elements of t, a flat row-major
-** list | nil, message (a composite field's x:from_table; field.c registers it) */
+/* core.table_elements(t, shape, ...): a composite field's x:from_table
+** (datatable.c says what it returns; field.c registers it) */
 int lang_table_elements(lua_State *L);
 
 #endif

@@ -190,34 +190,21 @@ static int l_nd_to_list(lua_State *L) {
   return 1;
 }
 
-/* a:from_table's visitor: checks the element on top, or writes it into the view. */
-typedef struct {
-  lang_ndarray *a;
-  char *view;                      /* NULL: the checking pass */
-} from_walk;
-
-static bool from_visit(lua_State *L, lang_walk *w) {
-  from_walk *f = w->ctx;
-  char *dst = f->view ? f->view + w->flat * (int64_t)elem_bytes(f->a) : NULL;
-  return lang_walk_number(L, w, f->a->dtype, dst);
-}
-
 /* core.ndarray_from_table(a, t) -> true | nil, message: every element from
 ** nested tables of a's shape (datatable.c's rules), checked whole before
 ** anything is written. */
 static int l_nd_from_table(lua_State *L) {
   lang_ndarray *a = check_nd(L, 1);
   lua_settop(L, 2);
-  from_walk f = {.a = a};
-  lang_walk w = {.ndim = a->ndim, .shape = a->shape, .owner = "ndarray", .visit = from_visit, .ctx = &f};
-  if (!lang_walk_table(L, 2, &w)) {
+  const char *vals = lang_table_encode(L, 2, a->ndim, a->shape, a->dtype, "ndarray");
+  if (!vals) {
     lua_pushnil(L);
     lua_insert(L, -2);
     return 2;
   }
   int box;
-  f.view = open_view(L, a, false, &box);
-  if (!lang_walk_table(L, 2, &w)) return luaL_error(L, "internal error: ndarray_from_table changed its mind");
+  char *view = open_view(L, a, false, &box);
+  memcpy(view, vals, (size_t)a->size * elem_bytes(a));
   close_view(L, a, box, true);
   lua_pushboolean(L, 1);
   return 1;

@@ -132,8 +132,9 @@ local core = require "lattice.core"
 local last_read = fieldm.last_read
 
 local function host_read(f, idx)
+  name_components(f)
   local flat = {}
-  for k, c in ipairs(f._comps) do flat[k] = c[idx] end
+  for k, c in ipairs(f._comps) do flat[k] = fieldm.host_get(c, idx) end
   last_read.obj = nil          -- the element is a table: v[i][1] indexes it, not a field
   return f._ct:to_lua(flat)
 end
@@ -149,7 +150,7 @@ end
 
 local function host_write(f, idx, v)
   local flat = checked_flat(f, v, "field '" .. name_of(f) .. "'")
-  for k, c in ipairs(f._comps) do c[idx] = flat[k] end
+  for k, c in ipairs(f._comps) do fieldm.host_set(c, idx, flat[k]) end
 end
 
 local function wrong_count(f, got)
@@ -220,13 +221,17 @@ function methods.from_table(f, tbl)
   M.ready(f)
   local function bad(msg) raise("x:from_table of field '" .. name_of(f) .. "': " .. msg) end
   if f._nidx > 0 and type(tbl) ~= "table" then bad("expects a table, got a " .. type(tbl)) end
-  local elems, err = core.table_elements(tbl, f._shape)
-  if not elems then bad(err) end
+  -- vector and matrix elements in their plain form are split in C; the others
+  -- (and every struct element) are converted here
+  local ct, comps = f._ct, f._comps
+  local cols, others = core.table_elements(tbl, f._shape, ct.n and #comps or 0, ct.n or 0, ct.m or 0,
+    ct.n ~= nil and ct.dtype.is_int)
+  if not cols then bad(others) end
   name_components(f)
-  local comps, cols = f._comps, {}
-  for k = 1, #comps do cols[k] = {} end
-  for p = 1, #elems do
-    local ok, flat = pcall(checked_flat, f, elems[p], "the element")
+  for k = 1, #comps do cols[k] = cols[k] or {} end
+  for i = 1, #others, 2 do                       -- {p, element, p, element, ...}, row-major
+    local p, e = others[i], others[i + 1]
+    local ok, flat = pcall(checked_flat, f, e, "the element")
     if not ok then
       bad(elem_path(tbl, f._shape, p) .. ": " .. tostring(flat):gsub("^[^:\n]*:%d+: ", ""))
     end
@@ -257,6 +262,8 @@ function methods.component(f, i, j)
   end
   return comp(f, k)
 end
+
+fieldm.guard_methods(methods, is, "x", "a vector, matrix or struct field")
 
 function props.shape(f) M.ready(f); local s = {}; for i, n in ipairs(f._shape) do s[i] = n end; return s end
 function props.dtype(f) return f._ct end
@@ -292,7 +299,7 @@ CField.__index = function(f, k)
     return host_read(f, list)
   end
   if f._nidx == 0 then fail("field '" .. name_of(f) .. "' has no indices (0-D): read it with x.value") end
-  if f._nidx > 1 then return setmetatable({ f = f, idx = { k } }, HostAcc) end
+  if f._nidx > 1 then return setmetatable({ f = f, idx = { k }, n = 1 }, HostAcc) end
   return host_read(f, { k })
 end
 
@@ -313,10 +320,11 @@ CField.__newindex = function(f, k, v)
   if type(k) == "string" then
     fail("cannot set member '" .. k .. "' of a field (only x.value and x.name can be assigned)")
   end
-  local idx = T.index_list(k) or { k }
+  local list = T.index_list(k)
+  local idx, n = list or { k }, list and #list or 1              -- (k may be nil: counted)
   if T.active() then return T.field_write(f, idx, v) end
   M.ready(f)
-  if f._nidx ~= #idx then wrong_count(f, #idx) end
+  if f._nidx ~= n then wrong_count(f, n) end
   host_write(f, idx, v)
 end
 

@@ -317,6 +317,7 @@ local function host_get(f, idx)
   last.obj, last.fail = f, one_too_many
   return v
 end
+M.host_get = host_get
 
 local function check_value(f, v)
   if type(v) ~= "number" then
@@ -345,6 +346,7 @@ local function host_set(f, idx, v)
     raise(err)
   end
 end
+M.host_set = host_set
 
 local function wrong_count(f, got)
   raise("field '" .. guess_name(f) .. "' has " .. f._nidx .. " indices, got " .. got)
@@ -354,18 +356,23 @@ end
 -- with more indices (Lua scope): read(f, idx) and write(f, idx, v) access an
 -- element, wrong(f, n) raises for n indices. Composite fields (cfield.lua)
 -- make theirs with the same function.
+-- The indices so far are idx[1..n] (n counted: an index may be nil, x[nil][0],
+-- which the access then reports).
 function M.host_accessor(read, write, wrong)
   local Acc = {}
+  local function more(a, k)
+    local idx = table.move(a.idx, 1, a.n, 1, {})
+    idx[a.n + 1] = k
+    return idx, a.n + 1
+  end
   Acc.__index = function(a, k)
-    local idx = { table.unpack(a.idx) }
-    idx[#idx + 1] = k
-    if #idx < a.f._nidx then return setmetatable({ f = a.f, idx = idx }, Acc) end
+    local idx, n = more(a, k)
+    if n < a.f._nidx then return setmetatable({ f = a.f, idx = idx, n = n }, Acc) end
     return read(a.f, idx)
   end
   Acc.__newindex = function(a, k, v)
-    local idx = { table.unpack(a.idx) }
-    idx[#idx + 1] = k
-    if #idx ~= a.f._nidx then wrong(a.f, #idx) end
+    local idx, n = more(a, k)
+    if n ~= a.f._nidx then wrong(a.f, n) end
     write(a.f, idx, v)
   end
   -- arithmetic on a partial index (x[i] + 1 for a 2-D x) names the mistake
@@ -373,12 +380,27 @@ function M.host_accessor(read, write, wrong)
     "__band", "__bor", "__bxor", "__shl", "__shr", "__bnot", "__lt", "__le", "__concat", "__call" } do
     Acc[mm] = function(a, b)
       local acc = getmetatable(a) == Acc and a or b
-      wrong(acc.f, #acc.idx)
+      wrong(acc.f, acc.n)
     end
   end
   return Acc
 end
 HostAcc = M.host_accessor(host_get, host_set, wrong_count)
+
+-- Methods called without the colon (x.fill(v)) or on something else raise a
+-- message naming the mistake, not an error inside a lattice module: wraps
+-- every function in methods with a check of self (is_self).
+function M.guard_methods(methods, is_self, var, noun)
+  for name, fn in pairs(methods) do
+    methods[name] = function(self, ...)
+      if not is_self(self) then
+        raise(var .. ":" .. name .. " is a method: call it with a colon, " .. var .. ":" .. name ..
+          "(...) (got a " .. type(self) .. " as " .. var .. ", not " .. noun .. ")")
+      end
+      return fn(self, ...)
+    end
+  end
+end
 
 local methods = {}
 
@@ -430,6 +452,8 @@ function methods.active(f)
   return core.field_active(state.prog, f._snode, inst_ud(f))
 end
 
+M.guard_methods(methods, is_field, "x", "a scalar field")
+
 local props = {}
 function props.shape(f)
   M.ready(f)
@@ -465,7 +489,7 @@ Field.__index = function(f, k)
   if f._nidx == 0 then
     raise("field '" .. guess_name(f) .. "' has no indices (0-D): read it with x.value")
   end
-  if f._nidx > 1 then return setmetatable({ f = f, idx = { k } }, HostAcc) end
+  if f._nidx > 1 then return setmetatable({ f = f, idx = { k }, n = 1 }, HostAcc) end
   return host_get(f, { k })
 end
 
@@ -480,11 +504,12 @@ Field.__newindex = function(f, k, v)
   if type(k) == "string" then
     raise("cannot set member '" .. k .. "' of a field (only x.value and x.name can be assigned)")
   end
-  local idx = { k }
-  if not is_field(k) then idx = tracer.index_list(k) or idx end  -- x[I] = v
+  local idx, n = { k }, 1                                        -- (k may be nil: counted)
+  local list = not is_field(k) and tracer.index_list(k)          -- x[I] = v
+  if list then idx, n = list, #list end
   if tracer.active() then return tracer.field_write(f, idx, v) end
   M.ready(f)
-  if f._nidx ~= #idx then wrong_count(f, #idx) end
+  if f._nidx ~= n then wrong_count(f, n) end
   host_set(f, idx, v)
 end
 

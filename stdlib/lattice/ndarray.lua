@@ -205,23 +205,27 @@ local function index_list(k)
   return T and T.index_list(k)
 end
 
+-- a[i][j]...: the indices so far are idx[1..n] (counted: one may be nil)
+local function more(h, k)
+  local idx = table.move(h.idx, 1, h.n, 1, {})
+  idx[h.n + 1] = k
+  return idx, h.n + 1
+end
 HostAcc.__index = function(h, k)
-  local idx = { table.unpack(h.idx) }
-  idx[#idx + 1] = k
-  if #idx < #h.a._shape then return setmetatable({ a = h.a, idx = idx }, HostAcc) end
+  local idx, n = more(h, k)
+  if n < #h.a._shape then return setmetatable({ a = h.a, idx = idx, n = n }, HostAcc) end
   return get(h.a, idx)
 end
 HostAcc.__newindex = function(h, k, v)
-  local idx = { table.unpack(h.idx) }
-  idx[#idx + 1] = k
-  if #idx ~= #h.a._shape then wrong_count(h.a, #idx) end
+  local idx, n = more(h, k)
+  if n ~= #h.a._shape then wrong_count(h.a, n) end
   core.ndarray_set(h.a._ud, linear(h.a, idx), check_value(h.a, v))
 end
 for _, mm in ipairs { "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv", "__lt", "__le",
   "__concat", "__call", "__len" } do
   HostAcc[mm] = function(x, y)
     local h = getmetatable(x) == HostAcc and x or y
-    wrong_count(h.a, #h.idx)
+    wrong_count(h.a, h.n)
   end
 end
 
@@ -245,6 +249,8 @@ end
 
 -- a:from_table(values): every element from nested tables of a's shape
 function methods.from_table(a, values) from_table(a, values, "a:from_table") end
+
+require("lattice.field").guard_methods(methods, M.is_ndarray, "a", "an ndarray")
 
 local props = {}
 function props.shape(a) return shape_list({ table.unpack(a._shape) }) end
@@ -281,13 +287,14 @@ ND.__index = function(a, k)
     return get(a, list)
   end
   if #a._shape == 1 then return get(a, { k }) end
-  return setmetatable({ a = a, idx = { k } }, HostAcc)
+  return setmetatable({ a = a, idx = { k }, n = 1 }, HostAcc)
 end
 ND.__newindex = function(a, k, v)
   not_in_kernel(a)
   if type(k) == "string" then raise("cannot set the member '" .. k .. "' of an ndarray") end
-  local idx = index_list(k) or { k }
-  if #idx ~= #a._shape then wrong_count(a, #idx) end
+  local list = index_list(k)
+  local idx, n = list or { k }, list and #list or 1              -- (k may be nil: counted)
+  if n ~= #a._shape then wrong_count(a, n) end
   core.ndarray_set(a._ud, linear(a, idx), check_value(a, v))
 end
 ND.__len = function(a) return a._shape[1] end
