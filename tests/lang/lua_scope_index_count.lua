@@ -49,6 +49,25 @@ C.check("vector element component", v[1][2], 6.0)
 check_at("vector element, one more", function() local e = v[1][2][1]; return e end,
   "attempt to index a number value")
 
+-- a nil index is an index: x[nil][0] was an index chain, not an error
+check_at("x[nil][0]", function() local e = x[nil][0]; return e end, "index 0 of field 'x' must be an integer (got a nil)")
+check_at("x[nil][0] = 1", function() x[nil][0] = 1 end, "index 0 of field 'x' must be an integer (got a nil)")
+check_at("y[nil] = 1", function() y[nil] = 1 end, "index 0 of field 'y' must be an integer (got a nil)")
+check_at("a[nil][0]", function() local e = a[nil][0]; return e end, "index 0 of an ndarray must be an integer (got a nil)")
+check_at("v2[nil][0]", function() local w = lt.field(lt.vec2, { 2, 2 }); local e = w[nil][0]; return e end,
+  "index 0 of field 'w.x' must be an integer (got a nil)")
+check_at("x[0][\"1\"]", function() local e = x[0]["1"]; return e end,
+  "index 1 of field 'x' must be an integer (got the string \"1\")")
+
+-- methods need the colon
+check_at("x.fill(5)", function() x.fill(5) end,
+  "x:fill is a method: call it with a colon, x:fill(...) (got a number as x, not a scalar field)")
+check_at("v.to_table()", function() v.to_table() end, "x:to_table is a method: call it with a colon")
+check_at("a.from_table(t)", function() a.from_table({ 1 }) end,
+  "a:from_table is a method: call it with a colon, a:from_table(...) (got a table as a, not an ndarray)")
+check_at("field method on an ndarray", function() x.to_table(a) end,
+  "x:to_table is a method: call it with a colon, x:to_table(...) (got a table as x, not a scalar field)")
+
 -- in a kernel the same mistake is a trace error naming the field
 C.check_error("kernel", function()
   lt.kernel(function() x[1][1][1] = 1 end)()
