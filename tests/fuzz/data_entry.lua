@@ -229,6 +229,11 @@ local function composite_elem(c)
     if r == 0 then return junk() end
     local e = { id = comp("i32"), pos = { comp("f32"), comp("f32") } }
     if r == 1 then e.extra = 1 elseif r == 2 then e.pos = { 1, 2, 3 } elseif r == 3 then e.id = nil end
+    if r == 5 then                                                       -- a vector value as the member
+      local x, y = below(64) / 4, below(9) - 4
+      e.pos = chance(0.5) and lt.vec2(x, y) or lt.ivec2(y, x // 1)
+      made[e.pos] = { n = 2, flat = getmetatable(e.pos) and { e.pos[0], e.pos[1] } }
+    end
     if r == 4 then
       local id, x, y = below(100), below(64) / 4, -below(64) / 4
       local v = P { id = id, pos = lt.vec2(x, y) }
@@ -244,9 +249,10 @@ local function composite_elem(c)
   if r == 2 then flat[#flat] = nil end
   if r == 3 and #flat >= 2 then return { { flat[1], flat[2] }, table.unpack(flat, 3) } end   -- nested
   if r == 4 then                                                         -- a constructor's value
-    local vals = {}
-    for k, t in ipairs(c.comps) do vals[k] = is_int(t) and below(100) - 50 or below(400) / 8 end
-    local v = c.ct(table.unpack(vals))
+    local vals, ct = {}, c.ct
+    if c.n == 2 and c.m == nil and chance(0.5) then ct = pick { lt.vec2, lt.ivec2, lt.dvec2 } end  -- same shape
+    for k = 1, #c.comps do vals[k] = ct.dtype.is_int and below(100) - 50 or below(400) / 8 end
+    local v = ct(table.unpack(vals))
     made[v] = { n = c.n, m = c.m, flat = vals }
     return v
   end
@@ -290,8 +296,8 @@ end
 
 local function gen_index(n)
   if chance(0.85) then return below(n) end
-  return pick { -1, n, n + 7, 1 << 40, math.mininteger, 1.5, 0.0, 1.0, "0", true, {}, 0 / 0, math.huge,
-    setmetatable({ 0 }, ERRMT), lt.f32 }
+  return pick { -1, n, n + 7, 1 << 40, math.mininteger, 1.5, 0.0, -0.0, 1.0, 2.0 ^ 63, "0", true, {}, 0 / 0,
+    math.huge, setmetatable({ 0 }, ERRMT), lt.f32 }
 end
 
 -- ---- targets -------------------------------------------------------------------------------
