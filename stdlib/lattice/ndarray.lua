@@ -64,7 +64,6 @@ local function show(v)
   if type(v) == "string" and #v <= 24 then return string.format("%q", v) end
   return "a " .. type(v)
 end
-M.show = show
 
 -- The shape (a plain list) of extents from an integer or a table of them,
 -- read raw; what: the caller, for messages.
