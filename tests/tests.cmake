@@ -55,6 +55,17 @@ function(lt_add_script_tests prefix env)
 endfunction()
 lt_add_script_tests("" "")
 
+# fuzz/data_entry: the Lua-scope data entry points against a plain-Lua model
+# (tests/fuzz/data_entry.lua; a fixed seed, about 30 s here; fewer under
+# the sanitizers). In the plain and sanitizer builds only, not per variant.
+if(LT_SANITIZE)
+  set(DATA_ENTRY_CASES 150000)
+else()
+  set(DATA_ENTRY_CASES 500000)
+endif()
+add_test(NAME fuzz/data_entry COMMAND lattice ${CMAKE_SOURCE_DIR}/tests/fuzz/data_entry.lua 1 ${DATA_ENTRY_CASES})
+set_tests_properties(fuzz/data_entry PROPERTIES TIMEOUT 600)
+
 file(GLOB FAIL_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fails/*.lua)
 foreach(src ${FAIL_TESTS})
   get_filename_component(name ${src} NAME_WE)

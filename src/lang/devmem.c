@@ -24,18 +24,74 @@ bool lang_host_memory(const jit_backend *be) {
   return !be || be->host_memory;
 }
 
-/* The innermost frame of user code ("file:line: "), as state.raise blames it:
-** not C, not a lattice/ module. */
+/* The innermost frame of user code, as state.raise blames it: not C, not a
+** lattice/ module. False when there is none. */
+static bool user_frame(lua_State *L, lua_Debug *ar) {
+  for (int level = 1; lua_getstack(L, level, ar); level++) {
+    if (!lua_getinfo(L, "Sl", ar)) break;
+    if (ar->currentline > 0 && strncmp(ar->source, "=lattice/", 9) != 0) return true;
+  }
+  return false;
+}
+
+/* "file:line: " of the user's frame, or "". */
 static void push_where(lua_State *L) {
   lua_Debug ar;
-  for (int level = 1; lua_getstack(L, level, &ar); level++) {
-    if (!lua_getinfo(L, "Sl", &ar)) break;
-    if (ar.currentline > 0 && strncmp(ar.source, "=lattice/", 9) != 0) {
-      lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
-      return;
-    }
+  if (user_frame(L, &ar)) lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+  else lua_pushliteral(L, "");
+}
+
+/* ---- the last element read ------------------------------------------------------
+** A Lua-scope read gives a plain number, so one index too many (x[1][1][1]
+** on a 2-D field) indexes a number, and Lua's message would not name the
+** field. Each read notes the user's line and the value it gave; field.lua's
+** metatable for numbers asks core.read_here whether the number indexed is
+** that one, at that line, to name the field instead. (Per thread: only
+** messages depend on it.) */
+static _Thread_local struct {
+  const char *source;              /* the chunk's source string (identity) */
+  int line;
+  int type;                        /* LUA_TNUMBER + 1: an integer */
+  char bits[sizeof(lua_Number) > sizeof(lua_Integer) ? sizeof(lua_Number) : sizeof(lua_Integer)];
+} last_read;
+
+/* The value at idx in last_read's representation. */
+static int number_bits(lua_State *L, int idx, char *bits) {
+  memset(bits, 0, sizeof last_read.bits);
+  if (lua_isinteger(L, idx)) {
+    lua_Integer i = lua_tointeger(L, idx);
+    memcpy(bits, &i, sizeof i);
+    return LUA_TNUMBER + 1;
   }
-  lua_pushliteral(L, "");
+  lua_Number d = lua_tonumber(L, idx);
+  memcpy(bits, &d, sizeof d);
+  return LUA_TNUMBER;
+}
+
+void lang_note_read(lua_State *L) {
+  lua_Debug ar;
+  last_read.source = NULL;
+  if (!user_frame(L, &ar)) return;
+  last_read.source = ar.source;
+  last_read.line = ar.currentline;
+  last_read.type = number_bits(L, -1, last_read.bits);
+}
+
+/* core.read_here(v) -> whether the number v is what the last element read
+** gave, read at the line of user code running now. */
+static int l_read_here(lua_State *L) {
+  lua_Debug ar;
+  char bits[sizeof last_read.bits];
+  bool here = lua_type(L, 1) == LUA_TNUMBER && last_read.source && user_frame(L, &ar) &&
+              ar.source == last_read.source && ar.currentline == last_read.line &&
+              number_bits(L, 1, bits) == last_read.type && memcmp(bits, last_read.bits, sizeof bits) == 0;
+  lua_pushboolean(L, here);
+  return 1;
+}
+
+void lang_open_devmem(lua_State *L) {
+  static const luaL_Reg fns[] = {{"read_here", l_read_here}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
 }
 
 int lang_raise(lua_State *L) {
@@ -140,6 +196,11 @@ void lang_push_number(lua_State *L, ir_type t, const char *bytes) {
 
 void lang_encode_number(lua_State *L, ir_type t, int idx, char *bytes) {
   if (ir_type_is_float(t)) {
+    if (t == IR_f32 && lua_isinteger(L, idx)) {   /* one rounding, as a kernel's conversion */
+      float f = (float)lua_tointeger(L, idx);
+      memcpy(bytes, &f, sizeof f);
+      return;
+    }
     double d = luaL_checknumber(L, idx);
     if (t == IR_f32) { float f = (float)d; memcpy(bytes, &f, sizeof f); }
     else memcpy(bytes, &d, sizeof d);

@@ -1,7 +1,9 @@
 /*
 ** field.c -- host (Lua-scope) access to field elements: x[i][j], x[i][j] = v,
-** x:fill(v), x:to_table(), x:from_table(t). Every access is bounds-checked; a bad index returns
-** nil plus a message so the Lua side can raise it at the user's line.
+** x:fill(v), x:to_table(), x:from_table(t) (whose nested tables datatable.c
+** walks). Every access is bounds-checked; a bad index returns nil plus a
+** message so the Lua side can raise it at the user's line. Element reads
+** note what they gave (lang_note_read) for x[i][j][k] one index too many.
 **
 ** Each function takes the instance (an lt.tree instance, or nil for the
 ** tree's default one). Fields under sparse levels go through the sparse
@@ -61,10 +63,11 @@ static bool read_indices(lua_State *L, const ir_snode *s, int first, int64_t *id
     return false;
   }
   for (int i = 0; i < s->nidx; i++) {
-    int ok;
-    idx[i] = lua_tointegerx(L, first + i, &ok);
-    if (!ok) {
-      const char *text = luaL_tolstring(L, first + i, NULL);
+    int ok = 0;
+    if (lua_type(L, first + i) == LUA_TNUMBER) idx[i] = lua_tointegerx(L, first + i, &ok);
+    if (!ok) {   /* (a string is not converted: x["1"] is a mistake) */
+      lang_push_value_text(L, first + i);
+      const char *text = lua_tostring(L, -1);
       lua_pushnil(L);
       lua_pushfstring(L, "index %d of field '%s' must be an integer (got %s)", i, s->name, text);
       return false;
@@ -105,13 +108,11 @@ static int l_field_get(lua_State *L) {
   int64_t idx[IR_MAX_INDICES] = {0};
   if (!read_indices(L, s, 4, idx)) return 2;
   const char *e = element(p, s, mem, idx, false);
-  if (!e) {
-    push_zero(L, s->dtype);
-    return 1;
-  }
   char v[8];
-  if (!lang_mem_read(L, p->be, v, e, elem_bytes(s), "field", s->name)) return nil_message(L);
-  lang_push_number(L, s->dtype, v);
+  if (!e) push_zero(L, s->dtype);
+  else if (!lang_mem_read(L, p->be, v, e, elem_bytes(s), "field", s->name)) return nil_message(L);
+  else lang_push_number(L, s->dtype, v);
+  lang_note_read(L);
   return 1;
 }
 
@@ -282,89 +283,60 @@ static int l_field_to_table(lua_State *L) {
   return 1;
 }
 
-/* from_table's walk: writes the numbers of the nested table at the top of
-** the stack (and pops it) into the elements from axis `axis` on. Each level may count from
-** 0 or from 1 (Lua literals); after the indices, the keys at stack slots
-** [keys, keys + nkeys) pick the component out of the element's value. On a
-** bad entry leaves nil + message on the stack and returns false. */
-typedef struct {
-  field_view v;
-  int keys, nkeys;
-  int64_t idx[IR_MAX_INDICES];
-  int base[IR_MAX_INDICES];          /* each level's first index: 0 or 1 */
-} fill_walk;
-
-static bool bad_entry(lua_State *L, fill_walk *w, int axis, const char *what) {
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  luaL_addstring(&b, "t");
-  for (int i = 0; i < axis; i++)
-    lua_pushfstring(L, "[%I]", (lua_Integer)(w->idx[i] + w->base[i])), luaL_addvalue(&b);
-  luaL_pushresult(&b);
-  const char *path = lua_tostring(L, -1);
-  char shape[160];
-  shape_text(w->v.s, shape, sizeof shape);
-  lua_pushnil(L);
-  lua_pushfstring(L, "%s %s (the field has shape %s)", path, what, shape);
-  return false;
-}
-
-static bool fill_from(lua_State *L, fill_walk *w, int axis) {
-  const ir_snode *s = w->v.s;
-  if (axis == s->nidx) {
-    if (w->nkeys > 0 && lua_isnil(L, -1)) return bad_entry(L, w, axis, "is missing");
-    for (int k = 0; k < w->nkeys; k++) {   /* the component of a composite element */
-      if (!lua_istable(L, -1))
-        return bad_entry(L, w, axis, k ? "has a component that is not a table" : "is not a table of components");
-      lua_pushvalue(L, w->keys + k);
-      lua_gettable(L, -2);
-      lua_remove(L, -2);
-    }
-    if (!lua_isnumber(L, -1))
-      return bad_entry(L, w, axis, lua_isnil(L, -1) ? (w->nkeys ? "lacks a component" : "is missing")
-                                                    : "is not a number");
-    if (!ir_type_is_float(s->dtype) && !lua_isinteger(L, -1)) {
-      int ok;
-      lua_tointegerx(L, -1, &ok);
-      if (!ok) return bad_entry(L, w, axis, "is not an integer (the field holds integers)");
-    }
-    char val[8];
-    lang_encode_number(L, s->dtype, -1, val);
-    if (!view_write(L, &w->v, w->idx, val, true)) {
-      nil_message(L);
-      return false;
-    }
-    lua_pop(L, 1);
-    return true;
-  }
-  if (!lua_istable(L, -1)) return bad_entry(L, w, axis, "is not a table");
-  w->base[axis] = lua_rawgeti(L, -1, 0) == LUA_TNIL ? 1 : 0;
-  lua_pop(L, 1);
-  for (int64_t i = 0; i < s->total_shape[axis]; i++) {
-    w->idx[axis] = i;
-    lua_rawgeti(L, -1, (lua_Integer)i + w->base[axis]);
-    if (!fill_from(L, w, axis + 1)) return false;
-  }
-  lua_pop(L, 1);   /* like a leaf, a level consumes its table */
-  return true;
-}
-
-/* core.field_from_table(prog, id, instance|nil, t, key...) -> true | nil,
-** message: x[i][j] = t[i][j] (or t[i+1][j+1]) for every element, each value
-** t[...][key1][key2]... when keys are given (a component of a composite
-** element); writes activate cells of sparse fields. On a bad entry the
-** elements before it have been written (the view goes back either way). */
+/* core.field_from_table(prog, id, instance|nil, t) -> true | nil, message:
+** x[i][j] = t[i][j] (or t[i+1][j+1]) for every element (datatable.c's
+** rules); writes activate cells of sparse fields. The whole table is checked
+** (and encoded) before anything is written; only running out of pool memory
+** for the cells can stop the writes part way. A 0-D field takes the number
+** itself. */
 static int l_field_from_table(lua_State *L) {
   lang_program *p = lang_check_program(L, 1);
-  fill_walk w = {.keys = 5, .nkeys = lua_gettop(L) - 4};
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
-  luaL_checkstack(L, s->nidx + w.nkeys + 8, "field nesting");
-  if (!view_open(L, &w.v, p, s, mem, true)) return nil_message(L);
-  lua_pushvalue(L, 4);
-  bool ok = fill_from(L, &w, 0);
-  if (!view_close(L, &w.v, true)) return nil_message(L);
-  if (!ok) return 2;
+  lua_settop(L, 4);
+  const char *vals = lang_table_encode(L, 4, s->nidx, s->total_shape, s->dtype, "field");
+  if (!vals) return nil_message(L);
+  lua_pushboolean(L, 1);
+  if (empty_field(s)) return 1;
+  field_view v;
+  if (!view_open(L, &v, p, s, mem, true)) return nil_message(L);
+  int64_t idx[IR_MAX_INDICES] = {0};
+  size_t es = elem_bytes(s);
+  bool ok = true;
+  for (const char *e = vals; ok; e += es) {
+    ok = view_write(L, &v, idx, e, true);
+    if (!next_index(s, idx)) break;
+  }
+  if (!view_close(L, &v, true) || !ok) return nil_message(L);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* core.field_set_list(prog, id, instance|nil, {v1, v2, ...}) -> true | nil,
+** message: every element, row-major, from a flat list of numbers already
+** checked (a composite field's x:from_table, one component at a time). */
+static int l_field_set_list(lua_State *L) {
+  lang_program *p = lang_check_program(L, 1);
+  char *mem;
+  ir_snode *s = check_place(L, p, 2, &mem);
+  luaL_checktype(L, 4, LUA_TTABLE);
+  lua_settop(L, 4);
+  lua_pushboolean(L, 1);
+  if (empty_field(s)) return 1;
+  field_view v;
+  if (!view_open(L, &v, p, s, mem, true)) return nil_message(L);
+  int64_t idx[IR_MAX_INDICES] = {0};
+  lua_Integer k = 0;
+  bool ok = true;
+  do {
+    char val[8];
+    if (lua_rawgeti(L, 4, ++k) != LUA_TNUMBER)
+      return luaL_error(L, "internal error: field_set_list: entry %I is not a number", k);
+    lang_encode_number(L, s->dtype, -1, val);
+    lua_pop(L, 1);
+    ok = view_write(L, &v, idx, val, true);
+  } while (ok && next_index(s, idx));
+  if (!view_close(L, &v, true) || !ok) return nil_message(L);
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -398,7 +370,10 @@ void lang_open_field(lua_State *L) {
     {"field_fill", l_field_fill},
     {"field_to_table", l_field_to_table},
     {"field_from_table", l_field_from_table},
+    {"field_set_list", l_field_set_list},
+    {"table_elements", lang_table_elements},
     {"field_active", l_field_active},
     {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
+  lang_open_devmem(L);   /* core.read_here, for field.lua's element reads */
 }

@@ -139,10 +139,49 @@ bool lang_mem_unstage(lua_State *L, jit_backend *be, int box_idx, char *dev, siz
 ** user's line as state.raise does (the innermost frame outside lattice/). */
 int lang_raise(lua_State *L);
 int lang_error(lua_State *L, const char *fmt, ...);
+/* Notes the number on top as what an element read gave at the user's line
+** (core.read_here tells whether a number being indexed is that one). */
+void lang_note_read(lua_State *L);
+void lang_open_devmem(lua_State *L);    /* devmem.c: core.read_here */
 /* One element of type t: push its bytes as a Lua number; encode the number at
 ** stack index idx (integers wrap to the width, floats round; raises for a
 ** non-integer into an integer type). bytes holds up to 8. */
 void lang_push_number(lua_State *L, ir_type t, const char *bytes);
 void lang_encode_number(lua_State *L, ir_type t, int idx, char *bytes);
+
+/* datatable.c: the elements of nested tables of a given shape, row-major
+** (x:from_table, a:from_table); the rules are the file's opening comment.
+** visit is called with the element on top of the stack (it leaves the stack
+** as it found it) and returns false with a message pushed; idx, base and flat
+** say which element (flat: row-major number). Failures push only the
+** message, "t[2][3] is missing (the OWNER has shape (4, 5))". */
+typedef struct lang_walk lang_walk;
+struct lang_walk {
+  int ndim;
+  const int64_t *shape;
+  const char *owner;                /* "field", "ndarray": for messages */
+  bool (*visit)(lua_State *L, lang_walk *w);
+  void *ctx;                        /* the visitor's */
+  int64_t idx[IR_MAX_INDICES];      /* the element's indices, 0-based */
+  int base[IR_MAX_INDICES];         /* how each level on its path counts: 0 or 1 */
+  int64_t flat;
+};
+bool lang_walk_table(lua_State *L, int t, lang_walk *w);
+/* Pushes "PATH what (the OWNER has shape S)" for the first depth levels of
+** w's position (depth w->ndim: the element) and returns false. */
+bool lang_walk_fail(lua_State *L, const lang_walk *w, int depth, const char *what);
+/* The element on top as a value of type t (a number; an integral one for an
+** integer type), encoded into bytes unless NULL; false with the message. */
+bool lang_walk_number(lua_State *L, const lang_walk *w, ir_type t, char *bytes);
+/* Checks the nested table at t over shape and encodes its elements as
+** values of type t, row-major, into a buffer it pushes (a userdata) and
+** returns; NULL with the message pushed above it on a bad entry. */
+char *lang_table_encode(lua_State *L, int t, int ndim, const int64_t *shape, ir_type type, const char *owner);
+/* Pushes a short description of the value at idx for messages ("3.5", the
+** string "ab", a table) without calling any of its metamethods. */
+void lang_push_value_text(lua_State *L, int idx);
+/* core.table_elements(t, shape, ...): a composite field's x:from_table
+** (datatable.c says what it returns; field.c registers it) */
+int lang_table_elements(lua_State *L);
 
 #endif

@@ -131,6 +131,7 @@ static int l_nd_get(lua_State *L) {
                      NULL))
     return lang_raise(L);
   lang_push_number(L, a->dtype, v);
+  lang_note_read(L);
   return 1;
 }
 
@@ -189,20 +190,24 @@ static int l_nd_to_list(lua_State *L) {
   return 1;
 }
 
-/* core.ndarray_set_list(a, {v0, v1, ...}): values already converted */
-static int l_nd_set_list(lua_State *L) {
+/* core.ndarray_from_table(a, t) -> true | nil, message: every element from
+** nested tables of a's shape (datatable.c's rules), checked whole before
+** anything is written. */
+static int l_nd_from_table(lua_State *L) {
   lang_ndarray *a = check_nd(L, 1);
-  luaL_checktype(L, 2, LUA_TTABLE);
-  int64_t es = (int64_t)elem_bytes(a);
+  lua_settop(L, 2);
+  const char *vals = lang_table_encode(L, 2, a->ndim, a->shape, a->dtype, "ndarray");
+  if (!vals) {
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
   int box;
   char *view = open_view(L, a, false, &box);
-  for (int64_t i = 0; i < a->size; i++) {
-    lua_rawgeti(L, 2, i + 1);
-    lang_encode_number(L, a->dtype, -1, view + i * es);
-    lua_pop(L, 1);
-  }
+  memcpy(view, vals, (size_t)a->size * elem_bytes(a));
   close_view(L, a, box, true);
-  return 0;
+  lua_pushboolean(L, 1);
+  return 1;
 }
 
 /* Moves a host array into prog's device memory (its first launch there). */
@@ -246,7 +251,7 @@ void lang_open_ndarray(lua_State *L) {
     {"ndarray_set", l_nd_set},
     {"ndarray_fill", l_nd_fill},
     {"ndarray_to_list", l_nd_to_list},
-    {"ndarray_set_list", l_nd_set_list},
+    {"ndarray_from_table", l_nd_from_table},
     {"ndarray_address", l_nd_address},
     {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);

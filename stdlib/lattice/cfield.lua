@@ -128,15 +128,29 @@ T.cfield = M
 
 -- ---- Lua scope -----------------------------------------------------------------------------
 
+local core = require "lattice.core"
+local last_read = fieldm.last_read
+
 local function host_read(f, idx)
+  name_components(f)
   local flat = {}
-  for k, c in ipairs(f._comps) do flat[k] = c[idx] end
+  for k, c in ipairs(f._comps) do flat[k] = fieldm.host_get(c, idx) end
+  last_read.obj = nil          -- the element is a table: v[i][1] indexes it, not a field
   return f._ct:to_lua(flat)
 end
 
+-- The flat components of v converted for f's components, each checked as a
+-- single write checks it (fieldm.check_value), before anything is written.
+local function checked_flat(f, v, what, allow_scalar)
+  name_components(f)
+  local flat = f._ct:from_lua(v, what, allow_scalar)
+  for k, c in ipairs(f._comps) do flat[k] = fieldm.check_value(c, flat[k]) end
+  return flat
+end
+
 local function host_write(f, idx, v)
-  local flat = f._ct:from_lua(v, "field '" .. name_of(f) .. "'")
-  for k, c in ipairs(f._comps) do c[idx] = flat[k] end
+  local flat = checked_flat(f, v, "field '" .. name_of(f) .. "'")
+  for k, c in ipairs(f._comps) do fieldm.host_set(c, idx, flat[k]) end
 end
 
 local function wrong_count(f, got)
@@ -147,10 +161,20 @@ HostAcc = fieldm.host_accessor(host_read, host_write, wrong_count)
 
 local methods, props = {}, {}
 
+-- x:fill(v): v a value or table of the element's type, or a scalar for every component.
 function methods.fill(f, v)
   if T.active() then return T.unsupported("x:fill inside a kernel; write a loop") end
   M.ready(f)
-  local flat = f._ct:from_lua(v, "x:fill", true)
+  local flat
+  if type(v) == "number" then
+    flat = {}
+    name_components(f)
+    for k, c in ipairs(f._comps) do flat[k] = fieldm.check_value(c, v) end
+  else
+    local ok, res = pcall(checked_flat, f, v, "field '" .. name_of(f) .. "'", true)
+    if not ok then raise("x:fill: " .. tostring(res):gsub("^[^:\n]*:%d+: ", "")) end
+    flat = res
+  end
   for k, c in ipairs(f._comps) do c:fill(flat[k]) end
 end
 
@@ -174,12 +198,46 @@ function methods.to_table(f)
   return combine(parts, f._nidx)
 end
 
--- The inverse of to_table: each element a Lua table as to_table gives it (or
--- counting from 0 at the index levels). One pass per component, in C.
+-- "t[i][j]" for the p-th element (row-major, from 1) of tbl, in its own
+-- numbering (each level from 0 or 1), for messages.
+local function elem_path(tbl, shape, p)
+  local idx, r = {}, p - 1
+  for d = #shape, 1, -1 do idx[d] = r % shape[d]; r = r // shape[d] end
+  local path, t = "t", tbl
+  for d = 1, #shape do
+    local base = rawget(t, 0) ~= nil and 0 or 1
+    path = path .. "[" .. (idx[d] + base) .. "]"
+    t = rawget(t, idx[d] + base)
+  end
+  return path
+end
+
+-- The inverse of to_table: each element a Lua table as to_table gives it or as
+-- a single write takes it (v[i] = e, the same rules), the index levels as a
+-- scalar field's from_table takes them (counting from 1 or 0). Every element
+-- is checked before anything is written.
 function methods.from_table(f, tbl)
   if T.active() then return T.unsupported("x:from_table inside a kernel") end
   M.ready(f)
-  for k, c in ipairs(f._comps) do c:from_table(tbl, table.unpack(f._ct:leaf_paths()[k])) end
+  local function bad(msg) raise("x:from_table of field '" .. name_of(f) .. "': " .. msg) end
+  if f._nidx > 0 and type(tbl) ~= "table" then bad("expects a table, got a " .. type(tbl)) end
+  -- vector and matrix elements in their plain form are split in C; the others
+  -- (and every struct element) are converted here
+  local ct, comps = f._ct, f._comps
+  local cols, others = core.table_elements(tbl, f._shape, ct.n and #comps or 0, ct.n or 0, ct.m or 0,
+    ct.n ~= nil and ct.dtype.is_int)
+  if not cols then bad(others) end
+  name_components(f)
+  for k = 1, #comps do cols[k] = cols[k] or {} end
+  for i = 1, #others, 2 do                       -- {p, element, p, element, ...}, row-major
+    local p, e = others[i], others[i + 1]
+    local ok, flat = pcall(checked_flat, f, e, "the element")
+    if not ok then
+      bad(elem_path(tbl, f._shape, p) .. ": " .. tostring(flat):gsub("^[^:\n]*:%d+: ", ""))
+    end
+    for k = 1, #comps do cols[k][p] = flat[k] end
+  end
+  for k, c in ipairs(comps) do fieldm.set_list(c, cols[k]) end
 end
 
 function methods.active(f) return M.first(f):active() end
@@ -204,6 +262,8 @@ function methods.component(f, i, j)
   end
   return comp(f, k)
 end
+
+fieldm.guard_methods(methods, is, "x", "a vector, matrix or struct field")
 
 function props.shape(f) M.ready(f); local s = {}; for i, n in ipairs(f._shape) do s[i] = n end; return s end
 function props.dtype(f) return f._ct end
@@ -239,7 +299,7 @@ CField.__index = function(f, k)
     return host_read(f, list)
   end
   if f._nidx == 0 then fail("field '" .. name_of(f) .. "' has no indices (0-D): read it with x.value") end
-  if f._nidx > 1 then return setmetatable({ f = f, idx = { k } }, HostAcc) end
+  if f._nidx > 1 then return setmetatable({ f = f, idx = { k }, n = 1 }, HostAcc) end
   return host_read(f, { k })
 end
 
@@ -260,10 +320,11 @@ CField.__newindex = function(f, k, v)
   if type(k) == "string" then
     fail("cannot set member '" .. k .. "' of a field (only x.value and x.name can be assigned)")
   end
-  local idx = T.index_list(k) or { k }
+  local list = T.index_list(k)
+  local idx, n = list or { k }, list and #list or 1              -- (k may be nil: counted)
   if T.active() then return T.field_write(f, idx, v) end
   M.ready(f)
-  if f._nidx ~= #idx then wrong_count(f, #idx) end
+  if f._nidx ~= n then wrong_count(f, n) end
   host_write(f, idx, v)
 end
 

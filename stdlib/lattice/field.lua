@@ -293,6 +293,34 @@ local function inst_ud(f)
 end
 M.inst_ud = inst_ud
 
+-- ---- one index too many (x[1][1][1] on a 2-D field) ---------------------------
+-- A Lua-scope read gives a plain number, and indexing a number says "attempt
+-- to index a number value". So numbers get a metatable (unless the host gave
+-- them one) whose __index and __newindex name the field or ndarray when the
+-- number indexed is what the last element read gave, at the same line of user
+-- code (core.read_here), and say what Lua says otherwise. last.obj is that
+-- read's field or ndarray, last.fail(obj) raises its message.
+local last = {}
+M.last_read = last
+
+local function index_number(n)
+  local info = debug.getinfo(3, "S")       -- the code indexing n (2: this function's caller)
+  if last.obj and info and info.what ~= "C" and info.source:sub(1, 9) ~= "=lattice/" and core.read_here(n) then
+    last.fail(last.obj)
+  end
+  error("attempt to index a number value", 3)
+end
+if debug.getmetatable(0) == nil then
+  debug.setmetatable(0, {
+    __index = function(n, _) index_number(n) end,
+    __newindex = function(n, _, _) index_number(n) end,
+  })
+end
+
+local function one_too_many(f)
+  raise("field '" .. guess_name(f) .. "' has " .. f._nidx .. " indices, got " .. (f._nidx + 1))
+end
+
 local function host_get(f, idx)
   local v, err = core.field_get(state.prog, f._snode, inst_ud(f), table.unpack(idx, 1, f._nidx))
   if v == nil then
@@ -300,8 +328,10 @@ local function host_get(f, idx)
     v, err = core.field_get(state.prog, f._snode, inst_ud(f), table.unpack(idx, 1, f._nidx))
     raise(err)
   end
+  last.obj, last.fail = f, one_too_many
   return v
 end
+M.host_get = host_get
 
 local function check_value(f, v)
   if type(v) ~= "number" then
@@ -318,6 +348,7 @@ local function check_value(f, v)
   end
   return v
 end
+M.check_value = check_value
 
 local function host_set(f, idx, v)
   v = check_value(f, v)
@@ -329,6 +360,7 @@ local function host_set(f, idx, v)
     raise(err)
   end
 end
+M.host_set = host_set
 
 local function wrong_count(f, got)
   raise("field '" .. guess_name(f) .. "' has " .. f._nidx .. " indices, got " .. got)
@@ -338,18 +370,23 @@ end
 -- with more indices (Lua scope): read(f, idx) and write(f, idx, v) access an
 -- element, wrong(f, n) raises for n indices. Composite fields (cfield.lua)
 -- make theirs with the same function.
+-- The indices so far are idx[1..n] (n counted: an index may be nil, x[nil][0],
+-- which the access then reports).
 function M.host_accessor(read, write, wrong)
   local Acc = {}
+  local function more(a, k)
+    local idx = table.move(a.idx, 1, a.n, 1, {})
+    idx[a.n + 1] = k
+    return idx, a.n + 1
+  end
   Acc.__index = function(a, k)
-    local idx = { table.unpack(a.idx) }
-    idx[#idx + 1] = k
-    if #idx < a.f._nidx then return setmetatable({ f = a.f, idx = idx }, Acc) end
+    local idx, n = more(a, k)
+    if n < a.f._nidx then return setmetatable({ f = a.f, idx = idx, n = n }, Acc) end
     return read(a.f, idx)
   end
   Acc.__newindex = function(a, k, v)
-    local idx = { table.unpack(a.idx) }
-    idx[#idx + 1] = k
-    if #idx ~= a.f._nidx then wrong(a.f, #idx) end
+    local idx, n = more(a, k)
+    if n ~= a.f._nidx then wrong(a.f, n) end
     write(a.f, idx, v)
   end
   -- arithmetic on a partial index (x[i] + 1 for a 2-D x) names the mistake
@@ -357,12 +394,27 @@ function M.host_accessor(read, write, wrong)
     "__band", "__bor", "__bxor", "__shl", "__shr", "__bnot", "__lt", "__le", "__concat", "__call" } do
     Acc[mm] = function(a, b)
       local acc = getmetatable(a) == Acc and a or b
-      wrong(acc.f, #acc.idx)
+      wrong(acc.f, acc.n)
     end
   end
   return Acc
 end
 HostAcc = M.host_accessor(host_get, host_set, wrong_count)
+
+-- Methods called without the colon (x.fill(v)) or on something else raise a
+-- message naming the mistake, not an error inside a lattice module: wraps
+-- every function in methods with a check of self (is_self).
+function M.guard_methods(methods, is_self, var, noun)
+  for name, fn in pairs(methods) do
+    methods[name] = function(self, ...)
+      if not is_self(self) then
+        raise(var .. ":" .. name .. " is a method: call it with a colon, " .. var .. ":" .. name ..
+          "(...) (got a " .. type(self) .. " as " .. var .. ", not " .. noun .. ")")
+      end
+      return fn(self, ...)
+    end
+  end
+end
 
 local methods = {}
 
@@ -383,13 +435,22 @@ function methods.to_table(f)
 end
 
 -- x:from_table(t): x[i][j] = t[i][j] for every element, t nested like
--- to_table's result (each level counting from 1, or from 0). keys...: the
--- component of each element to take (composite fields, cfield.lua).
-function methods.from_table(f, tbl, ...)
+-- to_table's result (each level counting from 1, or from 0; the rules are
+-- src/lang/datatable.c's); a 0-D field takes the number itself.
+function methods.from_table(f, tbl)
   if tracer.active() then return tracer.unsupported("x:from_table inside a kernel") end
   M.ready(f)
-  if type(tbl) ~= "table" then raise("x:from_table: expects a table, got a " .. type(tbl)) end
-  local ok, err = core.field_from_table(state.prog, f._snode, inst_ud(f), tbl, ...)
+  if f._nidx > 0 and type(tbl) ~= "table" then
+    raise("x:from_table of field '" .. M.guess_name(f) .. "': expects a table, got a " .. type(tbl))
+  end
+  local ok, err = core.field_from_table(state.prog, f._snode, inst_ud(f), tbl)
+  if not ok then raise("x:from_table of field '" .. M.guess_name(f) .. "': " .. err) end
+end
+
+-- x:from_table for a component of a composite field (cfield.lua): every
+-- element from the flat row-major list of checked numbers.
+function M.set_list(f, list)
+  local ok, err = core.field_set_list(state.prog, f._snode, inst_ud(f), list)
   if not ok then raise("x:from_table of field '" .. M.guess_name(f) .. "': " .. err) end
 end
 
@@ -404,6 +465,8 @@ function methods.active(f)
   M.ready(f)
   return core.field_active(state.prog, f._snode, inst_ud(f))
 end
+
+M.guard_methods(methods, is_field, "x", "a scalar field")
 
 local props = {}
 function props.shape(f)
@@ -441,7 +504,7 @@ Field.__index = function(f, k)
   if f._nidx == 0 then
     raise("field '" .. guess_name(f) .. "' has no indices (0-D): read it with x.value")
   end
-  if f._nidx > 1 then return setmetatable({ f = f, idx = { k } }, HostAcc) end
+  if f._nidx > 1 then return setmetatable({ f = f, idx = { k }, n = 1 }, HostAcc) end
   return host_get(f, { k })
 end
 
@@ -463,11 +526,12 @@ Field.__newindex = function(f, k, v)
   if type(k) == "string" then
     raise("cannot set member '" .. k .. "' of a field (only x.value and x.name can be assigned)")
   end
-  local idx = { k }
-  if not is_field(k) then idx = tracer.index_list(k) or idx end  -- x[I] = v
+  local idx, n = { k }, 1                                        -- (k may be nil: counted)
+  local list = not is_field(k) and tracer.index_list(k)          -- x[I] = v
+  if list then idx, n = list, #list end
   if tracer.active() then return tracer.field_write(f, idx, v) end
   M.ready(f)
-  if f._nidx ~= #idx then wrong_count(f, #idx) end
+  if f._nidx ~= n then wrong_count(f, n) end
   host_set(f, idx, v)
 end
 

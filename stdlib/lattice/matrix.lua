@@ -152,12 +152,18 @@ local function vals(v)
 end
 M.vals = vals
 
--- Flattens constructor arguments: numbers, kernel values, vectors, tables.
-local function flatten_args(out, x, what)
+-- Flattens constructor arguments: numbers, kernel values, vectors, tables
+-- (nested at most MAX_NEST deep, so a table that contains itself is an error).
+local MAX_NEST = 16
+local function flatten_args(out, x, what, depth)
   if is_mat(x) then
     for k = 1, #x._e do out[#out + 1] = x._e[k] end
   elseif type(x) == "table" and not T.is_kv(x) and getmetatable(x) == nil then
-    for k = 1, #x do flatten_args(out, x[k], what) end
+    depth = (depth or 0) + 1
+    if depth > MAX_NEST then
+      fail(what .. ": the tables of components nest deeper than " .. MAX_NEST .. " levels (does one contain itself?)")
+    end
+    for k = 1, #x do flatten_args(out, x[k], what, depth) end
   else
     out[#out + 1] = x
   end

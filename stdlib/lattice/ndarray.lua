@@ -58,19 +58,41 @@ NDType.__index = function(_, k) raise("ndarray types have no member '" .. tostri
 
 -- ---- construction ---------------------------------------------------------------------
 
-local function make(dtype, shape, what)
-  check_dtype(dtype, what)
+-- A value in a message, without calling its metamethods.
+local function show(v)
+  if type(v) == "number" then return tostring(v) end
+  if type(v) == "string" and #v <= 24 then return string.format("%q", v) end
+  return "a " .. type(v)
+end
+
+-- The shape (a plain list) of extents from an integer or a table of them,
+-- read raw; what: the caller, for messages.
+local function check_shape(shape, what)
   if math.type(shape) == "integer" then shape = { shape } end
-  if type(shape) ~= "table" or #shape < 1 or #shape > MAX_DIMS then
-    raise(what .. ": the shape must be an integer or a table of 1 to " .. MAX_DIMS .. " integers")
+  local n = type(shape) == "table" and rawlen(shape) or 0
+  if n < 1 or n > MAX_DIMS then
+    raise(what .. ": the shape must be an integer or a table of 1 to " .. MAX_DIMS .. " integers (got " ..
+      (type(shape) == "table" and ("a table of " .. n) or show(shape)) .. ")")
   end
   local s = {}
-  for i, n in ipairs(shape) do
-    if math.type(n) ~= "integer" or n <= 0 then
-      raise(what .. ": every extent must be an integer > 0 (got shape " .. shape_text(shape) .. ")")
+  for i = 1, n do
+    local e = rawget(shape, i)
+    if math.type(e) ~= "integer" or e <= 0 then
+      raise(what .. ": every extent must be an integer > 0 (extent " .. i .. " is " .. show(e) .. ")")
     end
-    s[i] = n
+    s[i] = e
   end
+  for k in next, shape do
+    if math.type(k) ~= "integer" or k < 1 or k > n then
+      raise(what .. ": the shape has an entry with the key " .. show(k) .. ", which is not an axis 1.." .. n)
+    end
+  end
+  return s
+end
+
+local function make(dtype, shape, what)
+  check_dtype(dtype, what)
+  local s = check_shape(shape, what)
   local ud, err = core.ndarray_new(dtype.id, s, state.prog)   -- device memory when prog has one
   if not ud then raise(what .. ": " .. err) end
   return setmetatable({ _ud = ud, _dtype = dtype, _shape = s, _type = M.type(dtype, #s) }, ND)
@@ -92,38 +114,53 @@ local function check_value(a, v)
   return types.convert(v, a._dtype)
 end
 
--- Nested tables of the given depth -> flat row-major list; checks the shape.
-local function flatten(a, values, what)
-  local out, shape = {}, a._shape
-  local function walk(t, d)
-    if type(t) ~= "table" or #t ~= shape[d] then
-      raise(what .. ": the values do not match the shape " .. shape_text(shape) .. " (axis " .. (d - 1) ..
-        " should have " .. shape[d] .. " entries)")
-    end
-    for i = 1, shape[d] do
-      if d == #shape then out[#out + 1] = check_value(a, t[i]) else walk(t[i], d + 1) end
-    end
-  end
-  walk(values, 1)
-  return out
+-- Every element from nested tables of a's shape (src/lang/datatable.c's
+-- rules: each level counts from 1, or from 0 when it has a [0] entry).
+local function from_table(a, values, what)
+  local ok, err = core.ndarray_from_table(a._ud, values)
+  if not ok then raise(what .. ": " .. err) end
 end
 
 -- lt.ndarray(dtype, shape[, values]): zero-filled, or filled from nested tables.
 function M.new(dtype, shape, values)
   local a = make(dtype, shape, "lt.ndarray")
-  if values ~= nil then core.ndarray_set_list(a._ud, flatten(a, values, "lt.ndarray")) end
+  if values ~= nil then from_table(a, values, "lt.ndarray") end
   return a
+end
+
+-- The shape of nested tables: each level's entry count (counting from 1, or
+-- from 0 when it has a [0] entry), down the first entries, at most MAX_DIMS
+-- levels; a table met again on the way (t[1] = t) is a cycle.
+local function infer_shape(values, what)
+  local shape, t, seen, path = {}, values, {}, "t"
+  while type(t) == "table" do
+    if seen[t] then
+      raise(what .. ": " .. path .. " is " .. seen[t] .. " again: the tables form a cycle")
+    end
+    if #shape == MAX_DIMS then
+      raise(what .. ": the tables nest deeper than " .. MAX_DIMS .. " levels (" .. path .. " is a table); " ..
+        "an ndarray has at most " .. MAX_DIMS .. " dimensions")
+    end
+    seen[t] = path
+    local base = rawget(t, 0) ~= nil and 0 or 1
+    local n = rawlen(t) + 1 - base
+    if n < 1 then raise(what .. ": " .. path .. " is an empty table; every extent must be > 0") end
+    shape[#shape + 1] = n
+    path = path .. "[" .. base .. "]"
+    t = rawget(t, base)
+  end
+  return shape
 end
 
 -- lt.ndarray_from(dtype, values): the shape from nested tables (rectangular).
 function M.from(dtype, values)
-  if type(values) ~= "table" then raise("lt.ndarray_from: expects nested tables of numbers") end
-  local shape, t = {}, values
-  while type(t) == "table" do
-    shape[#shape + 1] = #t
-    t = t[1]
+  check_dtype(dtype, "lt.ndarray_from")
+  if type(values) ~= "table" then
+    raise("lt.ndarray_from: expects nested tables of numbers, got " .. show(values))
   end
-  return M.new(dtype, shape, values)
+  local a = make(dtype, infer_shape(values, "lt.ndarray_from"), "lt.ndarray_from")
+  from_table(a, values, "lt.ndarray_from")
+  return a
 end
 
 -- ---- Lua-scope access ------------------------------------------------------------------
@@ -135,7 +172,7 @@ local function linear(a, idx)
     if math.type(i) ~= "integer" then
       local ii = type(i) == "number" and math.tointeger(i)
       if not ii then
-        raise("index " .. (k - 1) .. " of an ndarray must be an integer (got " .. tostring(i) .. ")")
+        raise("index " .. (k - 1) .. " of an ndarray must be an integer (got " .. show(i) .. ")")
       end
       i = ii
     end
@@ -152,23 +189,42 @@ local function wrong_count(a, got)
   raise("the ndarray has " .. #a._shape .. " dimensions, got " .. got .. " indices")
 end
 
+-- a read: the element's value, noted for a[i][j][k] one index too many (field.lua)
+local last = require("lattice.field").last_read
+local function one_too_many(a) wrong_count(a, #a._shape + 1) end
+local function get(a, idx)
+  local v = core.ndarray_get(a._ud, linear(a, idx))
+  last.obj, last.fail = a, one_too_many
+  return v
+end
+
+-- a[I]: I a table of indices or an index vector (lt.grouped), as for fields
+local function index_list(k)
+  local T = package.loaded["lattice.tracer"]
+  return T and T.index_list(k)
+end
+
+-- a[i][j]...: the indices so far are idx[1..n] (counted: one may be nil)
+local function more(h, k)
+  local idx = table.move(h.idx, 1, h.n, 1, {})
+  idx[h.n + 1] = k
+  return idx, h.n + 1
+end
 HostAcc.__index = function(h, k)
-  local idx = { table.unpack(h.idx) }
-  idx[#idx + 1] = k
-  if #idx < #h.a._shape then return setmetatable({ a = h.a, idx = idx }, HostAcc) end
-  return core.ndarray_get(h.a._ud, linear(h.a, idx))
+  local idx, n = more(h, k)
+  if n < #h.a._shape then return setmetatable({ a = h.a, idx = idx, n = n }, HostAcc) end
+  return get(h.a, idx)
 end
 HostAcc.__newindex = function(h, k, v)
-  local idx = { table.unpack(h.idx) }
-  idx[#idx + 1] = k
-  if #idx ~= #h.a._shape then wrong_count(h.a, #idx) end
+  local idx, n = more(h, k)
+  if n ~= #h.a._shape then wrong_count(h.a, n) end
   core.ndarray_set(h.a._ud, linear(h.a, idx), check_value(h.a, v))
 end
 for _, mm in ipairs { "__add", "__sub", "__mul", "__div", "__mod", "__pow", "__unm", "__idiv", "__lt", "__le",
   "__concat", "__call", "__len" } do
   HostAcc[mm] = function(x, y)
     local h = getmetatable(x) == HostAcc and x or y
-    wrong_count(h.a, #h.idx)
+    wrong_count(h.a, h.n)
   end
 end
 
@@ -191,7 +247,9 @@ function methods.to_table(a)
 end
 
 -- a:from_table(values): every element from nested tables of a's shape
-function methods.from_table(a, values) core.ndarray_set_list(a._ud, flatten(a, values, "a:from_table")) end
+function methods.from_table(a, values) from_table(a, values, "a:from_table") end
+
+require("lattice.field").guard_methods(methods, M.is_ndarray, "a", "an ndarray")
 
 local props = {}
 function props.shape(a) return shape_list({ table.unpack(a._shape) }) end
@@ -222,14 +280,21 @@ ND.__index = function(a, k)
     raise("ndarrays have no member '" .. k .. "' (ndarrays have: shape, dtype, ndim, size, fill, to_table, "
       .. "from_table)")
   end
-  if #a._shape == 1 then return core.ndarray_get(a._ud, linear(a, { k })) end
-  return setmetatable({ a = a, idx = { k } }, HostAcc)
+  local list = index_list(k)
+  if list then
+    if #list ~= #a._shape then wrong_count(a, #list) end
+    return get(a, list)
+  end
+  if #a._shape == 1 then return get(a, { k }) end
+  return setmetatable({ a = a, idx = { k }, n = 1 }, HostAcc)
 end
 ND.__newindex = function(a, k, v)
   not_in_kernel(a)
   if type(k) == "string" then raise("cannot set the member '" .. k .. "' of an ndarray") end
-  if #a._shape ~= 1 then wrong_count(a, 1) end
-  core.ndarray_set(a._ud, linear(a, { k }), check_value(a, v))
+  local list = index_list(k)
+  local idx, n = list or { k }, list and #list or 1              -- (k may be nil: counted)
+  if n ~= #a._shape then wrong_count(a, n) end
+  core.ndarray_set(a._ud, linear(a, idx), check_value(a, v))
 end
 ND.__len = function(a) return a._shape[1] end
 ND.__tostring = function(a) return "ndarray " .. a._dtype.name .. " " .. shape_text(a._shape) end
@@ -310,12 +375,14 @@ Proxy.__index = function(p, k)
   if k == "ndim" then return p.t.ndim end
   if k == "dtype" then return p.t.dtype end
   if type(k) == "string" then p.T.fail("ndarrays in kernels have no member '" .. k .. "' (use shape, ndim, dtype)") end
-  if type(k) == "table" and not p.T.is_kv(k) and getmetatable(k) == nil then return read(p, k) end  -- a[I]
+  local list = p.T.index_list(k)                      -- a[I]: a table or an index vector (lt.grouped)
+  if list then return read(p, list) end
   if p.t.ndim == 1 then return read(p, { k }) end
   return setmetatable({ p = p, idx = { k } }, KAcc)
 end
 Proxy.__newindex = function(p, k, v)
-  if type(k) == "table" and not p.T.is_kv(k) and getmetatable(k) == nil then return write(p, k, v) end
+  local list = p.T.index_list(k)
+  if list then return write(p, list, v) end
   if p.t.ndim ~= 1 then
     p.T.fail("ndarray '" .. p.name .. "' has " .. p.t.ndim .. " dimensions, got 1 index")
   end

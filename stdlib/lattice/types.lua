@@ -42,10 +42,26 @@ local function float_to_int(x, t)
   return math.tointeger(x >= 0 and math.floor(x) or math.ceil(x))
 end
 
--- Converts the Lua number v to type t (explicit conversion rules).
+-- An integer to the nearest f32, rounded once (ties to even), as a kernel's
+-- conversion does: through a double it would round twice past 2^53. Above
+-- that the bits below the f32's 24 and two more fold into a sticky bit, which
+-- leaves a value a double holds exactly and that rounds the same way.
+local function int_to_f32(v)
+  if v >= -(1 << 53) and v <= (1 << 53) then return round_f32(v + 0.0) end
+  if v == math.mininteger then return -9223372036854775808.0 end
+  local a, k = v < 0 and -v or v, 0
+  while (a >> k) >= (1 << 26) do k = k + 1 end
+  local top = a >> k
+  if a & ((1 << k) - 1) ~= 0 then top = top | 1 end
+  local r = round_f32(top + 0.0) * 2.0 ^ k
+  return v < 0 and -r or r
+end
+
+-- Converts the Lua number v to type t (explicit conversion rules). Floats
+-- keep their sign of zero (-0.0 stays -0.0, as in kernels).
 function M.convert(v, t)
   if t.is_float then
-    v = v + 0.0
+    if math.type(v) == "integer" then return t.bits == 32 and int_to_f32(v) or v + 0.0 end
     if t.bits == 32 then v = round_f32(v) end
     return v
   end

@@ -71,19 +71,19 @@ C.check("sparse: every block written is active", #s:active(), 16)
 for i = 0, 15 do C.check("sparse value " .. i, s[i], st[i + 1]) end
 
 -- errors name the entry, in the table's own numbering
-C.check_error("missing row", function() f:from_table(grid(4, 7, 2)) end, "t[5] is not a table")
+C.check_error("missing row", function() f:from_table(grid(4, 7, 2)) end, "t[5] is missing (the field has shape (5, 7))")
 C.check_error("missing entry", function() f:from_table({ [0] = {}, {}, {}, {}, {} }) end,
   "t[0][1] is missing (the field has shape (5, 7))")   -- an empty row counts from 1
 local bad = grid(5, 7, 3)
 bad[3][4] = "x"
-C.check_error("not a number", function() f:from_table(bad) end, "t[3][4] is not a number")
+C.check_error("not a number", function() f:from_table(bad) end, "t[3][4] is the string \"x\", not a number")
 C.check_error("integer field", function() n:from_table({ 1, 2, 3.5, 4, 5, 6, 7, 8, 9 }) end,
-  "t[3] is not an integer")
+  "t[3] is 3.5, not an integer; the field holds i16")
 C.check_error("vector element", function() v:from_table({ 1, 2, 3, 4, 5, 6 }) end,
-  "t[1] is not a table of components")
+  "x:from_table of field 'v': t[1]: cannot assign a scalar to the element (vec3)")
 local short = { { 1, 2 } }
 for p = 2, 6 do short[p] = { 1, 2, 3 } end
-C.check_error("short vector", function() v:from_table(short) end, "t[1] lacks a component")
+C.check_error("short vector", function() v:from_table(short) end, "t[1]: cannot assign 2 components to the element (vec3, 3 components)")
 C.check_error("not a table", function() f:from_table(3) end, "expects a table, got a number")
 C.check_error("in a kernel", function()
   lt.kernel(function() f:from_table({}) end)()

@@ -50,7 +50,7 @@ check_error("string value", function() b[0][0] = "x" end, "cannot write a string
 check_error("too few indices", function() return a[1] + 1 end, "the ndarray has 2 dimensions, got 1 indices")
 check_error("bad shape", function() lt.ndarray(lt.f32, { 3, 0 }) end, "every extent must be an integer > 0")
 check_error("bad values", function() lt.ndarray(lt.f32, { 2, 2 }, { { 1, 2 } }) end,
-  "the values do not match the shape (2, 2)")
+  "lt.ndarray: t[2] is missing (the ndarray has shape (2, 2))")
 check_error("bad member", function() return a.foo end, "ndarrays have no member 'foo'")
 
 -- ---- kernels: two shapes, one compiled kernel ------------------------------------------------
