@@ -300,7 +300,7 @@ M.inst_ud = inst_ud
 -- number indexed is what the last element read gave, at the same line of user
 -- code (core.read_here), and say what Lua says otherwise. last.obj is that
 -- read's field or ndarray, last.fail(obj) raises its message.
-local last = {}
+local last = setmetatable({}, { __mode = "v" })    -- weak: the last read must not keep a tree alive
 M.last_read = last
 
 local function index_number(n)
