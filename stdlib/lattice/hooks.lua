@@ -25,13 +25,103 @@ local function declare(v)
   return v
 end
 
-function H.decl(n, ...)
+local names_cache = {}
+local function split_names(s)
+  local t = names_cache[s]
+  if not t then
+    t = {}
+    for n in s:gmatch("[^,%s]+") do t[#t + 1] = n end
+    names_cache[s] = t
+  end
+  return t
+end
+
+-- ---- Lua state under conditions on kernel values ----------------------------------
+-- The kernel's Lua code runs once, when it is traced, and both branches of a
+-- condition on kernel values are traced, as is the body of a kernel loop
+-- once. So a Lua value (a variable holding nil, a table, a captured number;
+-- a Lua table's entries) changed inside such a construct keeps whatever the
+-- last traced branch left, whatever the condition: a silently wrong result.
+-- S.ir_depth counts the IR constructs the trace is inside; a Lua variable or
+-- table may be changed only at the depth where it was declared or made.
+-- S.decls[name]: stack of the depths of the name's declarations in scope;
+-- S.decl_log[d]: the names declared at depth d (dropped when d closes);
+-- S.tables[t]: the depth a table constructor in kernel code made t at.
+
+local function declared_at(S, name)
+  local st = S.decls and S.decls[name]
+  return st and st[#st] or 0
+end
+
+local function note_decl(S, list)
+  local d = S.ir_depth or 0
+  S.decls = S.decls or {}
+  S.decl_log = S.decl_log or {}
+  local log = S.decl_log[d] or {}
+  S.decl_log[d] = log
+  for _, name in ipairs(list) do
+    local st = S.decls[name] or {}
+    S.decls[name] = st
+    st[#st + 1] = d
+    log[#log + 1] = name
+  end
+end
+
+-- Closes depth d: its declarations go out of scope.
+local function close_depth(S, d)
+  local log = S.decl_log and S.decl_log[d]
+  if not log then return end
+  for i = #log, 1, -1 do
+    local st = S.decls[log[i]]
+    st[#st] = nil
+  end
+  S.decl_log[d] = nil
+end
+
+local UNDER = "under a condition on kernel values or in a loop on kernel values (an IR `if`, `while` or `for`)"
+
+local function describe_lua(v)
+  if v == nil then return "nil" end
+  if type(v) == "number" then return "the Lua number " .. tostring(v) end
+  return "a Lua " .. type(v)
+end
+
+function H.decl(names, ...)
+  local list = split_names(names)
+  local S = T.current()
+  if S then note_decl(S, list) end
+  local n = #list
   if n == 1 then return declare((...)) end
   local out = {}
   for i = 1, n do out[i] = declare((select(i, ...))) end
   return table.unpack(out, 1, n)
 end
 
+-- t = {...} in kernel code
+function H.newtable(t)
+  local S = T.current()
+  if S then
+    S.tables = S.tables or setmetatable({}, { __mode = "k" })
+    S.tables[t] = S.ir_depth or 0
+  end
+  return t
+end
+
+-- t[k] = v in kernel code. A table without __newindex (a plain Lua table,
+-- or an object that stores into itself) is Lua state.
+function H.setindex(t, k, v)
+  local S = T.current()
+  if S and type(t) == "table" and (S.ir_depth or 0) > 0 then
+    local mt = getmetatable(t)
+    if (mt == nil or mt.__newindex == nil) and (S.ir_depth > ((S.tables and S.tables[t]) or 0)) then
+      fail("this writes a Lua table made outside the code it is in, which runs " .. UNDER .. ": the kernel's "
+        .. "Lua code runs once when it is traced, with both branches of such a condition and one pass of such "
+        .. "a loop, so the table would not depend on the condition or the iteration; keep the value in a "
+        .. "kernel variable or a field, or make the table inside that code")
+    end
+  end
+  t[k] = v
+end
 local function assign_one(name, old, new)
   local m = getmetatable(old)
   if T.composite_mt[m] then return m.assign(old, new, name) end
@@ -52,18 +142,14 @@ local function assign_one(name, old, new)
     fail("cannot assign to '" .. name .. "': kernel arguments and loop indices are read-only; "
       .. "copy it into a local first (local " .. name .. "2 = " .. name .. ")")
   end
-  return new
-end
-
-local names_cache = {}
-local function split_names(s)
-  local t = names_cache[s]
-  if not t then
-    t = {}
-    for n in s:gmatch("[^,%s]+") do t[#t + 1] = n end
-    names_cache[s] = t
+  local S = T.current()
+  if S and (S.ir_depth or 0) > declared_at(S, name) and not rawequal(old, new) then
+    fail("'" .. name .. "' holds " .. describe_lua(old) .. ", not a kernel variable, and is assigned " .. UNDER
+      .. ": the kernel's Lua code runs once when it is traced, with both branches of such a condition, so "
+      .. "'" .. name .. "' would keep what the last traced branch gave, whatever the condition; declare it "
+      .. "with a number (local " .. name .. " = 0) to make it a kernel variable, or assign it outside that code")
   end
-  return t
+  return new
 end
 
 function H.assign(names, ...)
@@ -98,9 +184,18 @@ local LEAVE = setmetatable({}, { __close = function()
   depth = depth - 1
   local S = T.current()
   if S and S.rets and S.rets[#S.rets] == false then S.rets[#S.rets] = nil end
+  if S and S.param_scopes and #S.param_scopes > 0 then   -- the function's parameters go out of scope
+    local list = S.param_scopes[#S.param_scopes]
+    S.param_scopes[#S.param_scopes] = nil
+    for i = #list, 1, -1 do
+      local st = S.decls[list[i]]
+      st[#st] = nil
+    end
+  end
 end })
 
-function H.enter(line)
+-- params: the function's parameter names, declared at the depth of the call.
+function H.enter(line, params)
   if depth >= MAX_DEPTH then
     depth = 0                                -- the trace ends with this error
     fail("the function defined at line " .. line .. " is called " .. MAX_DEPTH .. " levels deep while the "
@@ -112,6 +207,15 @@ function H.enter(line)
   if S then
     S.rets = S.rets or {}
     S.rets[#S.rets + 1] = false
+    local list = split_names(params or "")
+    S.decls = S.decls or {}
+    for _, name in ipairs(list) do
+      local st = S.decls[name] or {}
+      S.decls[name] = st
+      st[#st + 1] = S.ir_depth or 0
+    end
+    S.param_scopes = S.param_scopes or {}
+    S.param_scopes[#S.param_scopes + 1] = list
   end
   return LEAVE
 end
@@ -138,10 +242,15 @@ local function loops() return T.current().loops end
 
 -- Runs fn with the builder appending to block blk, then restores.
 local function in_block(blk, fn, ...)
-  local b = T.current().b
+  local S = T.current()
+  local b = S.b
   local saved = b:block()
   b:set_block(blk)
+  local d = (S.ir_depth or 0) + 1
+  S.ir_depth = d
   local r = table.pack(fn(...))
+  close_depth(S, d)
+  S.ir_depth = d - 1
   b:set_block(saved)
   return table.unpack(r, 1, r.n)
 end

@@ -106,7 +106,12 @@ local function emit_body(f, inner)
   local saved = F
   F = { vararg = f.vararg, depth = 0, va = false }
   enter()
-  if inner then syn(format(" local __depth <close> = __lt.enter(%d);", L[f.t1])) end
+  if inner then
+    local params = {}
+    for q = f.pt1 + 1, f.pt2 - 1 do if T[q] == "name" then params[#params + 1] = V[q] end end
+    if f.method then table.insert(params, 1, "self") end
+    syn(format(" local __depth <close> = __lt.enter(%d, %q);", L[f.t1], concat(params, ",")))
+  end
   nout = nout + 1
   local slot = nout
   out[slot] = ""
@@ -173,8 +178,16 @@ local function emit_assign(s)
     syn(");")
     return
   end
-  if #targets == 1 then                       -- t[k] = e: nothing to intercept
-    verbatim({ t1 = s.t1, t2 = s.t2, kids = { targets[1], table.unpack(s.exprs) } })
+  if #targets == 1 then                       -- t[k] = e: __lt.setindex(t, k, e)
+    local t = targets[1]
+    sync(L[s.t1])
+    syn(" __lt.setindex(")
+    emit(t.obj)
+    syn(",")
+    if t.name then syn(format(" %q", V[t.name])) else emit(t.key) end
+    syn(",")
+    emit_list(s.exprs)
+    syn(");")
     return
   end
   -- Several targets, some indexed: evaluate the tables and keys first, then the
@@ -201,7 +214,7 @@ local function emit_assign(s)
   for j = #targets, 1, -1 do
     local t = targets[j]
     if t.k == "Index" then
-      syn(format(" __o%d[__k%d] = __t[%d];", j, j, j))
+      syn(format(" __lt.setindex(__o%d, __k%d, __t[%d]);", j, j, j))
     else
       local nm = V[t.t1]
       syn(format(" %s = __lt.assign(%q, %s, __t[%d]);", nm, nm, nm, j))
@@ -230,9 +243,18 @@ end
 
 local SPECIAL = {}
 
+-- The names a `local` statement declares (not its <attribs>), comma-separated.
+local function local_names(s)
+  local names = {}
+  for q = s.t1 + 1, s.nt2 do
+    if T[q] == "name" and T[q - 1] ~= "<" then names[#names + 1] = V[q] end
+  end
+  return concat(names, ",")
+end
+
 SPECIAL.Local = function(s)
   for q = s.t1, s.nt2 do tok(q) end
-  syn(" = __lt.decl(" .. s.count)
+  syn(" = __lt.decl(" .. format("%q", local_names(s)))
   if s.exprs then
     syn(",")
     emit_list(s.exprs)
@@ -322,6 +344,15 @@ SPECIAL.Return = function(s)
   else
     verbatim(s)
   end
+end
+
+-- A table constructor: the tracer notes where the table was made (a Lua
+-- table written under a condition on kernel values must have been made there).
+SPECIAL.Table = function(e)
+  sync(L[e.t1])
+  syn(" (__lt.newtable(")                -- parenthesized: `f{...}` becomes `f (...)`, still a call
+  verbatim(e)
+  syn("))")
 end
 
 SPECIAL.Func = function(f)

@@ -80,7 +80,9 @@ H.gt = cmp(function(a, b) return a > b end)
 H.ge = cmp(function(a, b) return a >= b end)
 function H.eq(a, b) return a == b end
 function H.ne(a, b) return a ~= b end
-function H.decl(n, ...) reject(...) return ... end
+function H.decl(names, ...) reject(...) return ... end
+function H.setindex(t, k, v) reject(v) t[k] = v end
+function H.newtable(t) return t end
 function H.assign(names, ...)
   local k = select(2, names:gsub(",", ",")) + 1
   return select(k + 1, ...)

@@ -110,19 +110,26 @@ function H.eq(a, b) count("cmp"); return a == b end
 function H.ne(a, b) count("cmp"); return a ~= b end
 function H.pack(...) count("pack"); return pack(...) end
 -- a function defined inside the rewritten one: the value closed when it returns
-function H.enter(line)
+function H.enter(line, params)
   count("enter")
   assert(math.type(line) == "integer", "enter: the line must be an integer")
+  assert(params == "" or params:match("^[%a_][%w_]*$") or params:match("^[%a_][%w_]*,[%a_][%w_,]*$"),
+    "enter: bad parameter names " .. tostring(params))
   return nil
 end
 
--- decl returns exactly n values, so a wrong count in the rewrite shows up.
-function H.decl(n, ...)
+-- decl returns exactly one value per name, so a wrong count in the rewrite shows up.
+function H.decl(names, ...)
   count("decl")
-  assert(math.type(n) == "integer", "decl: count must be an integer")
+  assert(names:match("^[%a_][%w_]*$") or names:match("^[%a_][%w_]*,[%a_][%w_,]*$"), "decl: bad names " .. names)
+  local n = select(2, names:gsub(",", ",")) + 1
   local v = pack(...)
   return unpack(v, 1, n)
 end
+
+-- t[k] = v and table constructors, as plain Lua does them
+function H.setindex(t, k, v) count("setindex"); t[k] = v end
+function H.newtable(t) count("newtable"); return t end
 
 function H.assign(names, ...)
   count("assign")
