@@ -21,6 +21,11 @@
 
 #define IR_MAX_INDICES 8          /* indices of a field access */
 #define IR_MAX_OPS (IR_MAX_INDICES + 2)
+/* Blocks nested in blocks, a task's body not counted (offload adds it): the
+** parser refuses deeper text (docs/ir.md), so the printer, the verifier and
+** the passes, which recurse once per level, stay within the stack on any text
+** it accepts. */
+#define IR_MAX_DEPTH 1000
 
 /* ---- types ------------------------------------------------------------ */
 

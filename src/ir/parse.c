@@ -35,6 +35,7 @@ typedef struct {
   ir_stmt **byid;     /* id -> statement, for operands */
   int nbyid;
   int max_id;
+  int depth;          /* blocks open around the current statement */
   char *err;
   size_t errlen;
   char desc[300];
@@ -612,6 +613,12 @@ static void parse_stmt(parser *ps, ir_block *blk) {
   if (flags & IR_BLOCKS) {
     if (!is_punct(ps, "{") || ps->tok.line != line)
       perror_at(ps, line, "%s needs its body: '{' at the end of its line", ir_op_name(op));
+    /* a task's body does not count: offload puts a kernel's body into tasks */
+    int nest = flags & IR_TASK ? 0 : 1;
+    if (ps->depth + nest > IR_MAX_DEPTH)
+      perror_at(ps, line, "blocks nested more than %d deep (IR_MAX_DEPTH); the IR allows at most %d "
+                "levels: split the kernel or nest less", IR_MAX_DEPTH, IR_MAX_DEPTH);
+    ps->depth += nest;
     next(ps);
     parse_loc(ps, s, line);
     s->blocks[0] = ir_block_new(ps->k, s);
@@ -624,6 +631,7 @@ static void parse_stmt(parser *ps, ir_block *blk) {
       parse_block(ps, s->blocks[1]);
       expect(ps, "}", "to close the else block");
     }
+    ps->depth -= nest;
   } else if (ps->tok.kind != T_EOF && ps->tok.line == line) {
     fail(ps, "unexpected %s after the %s statement", describe_tok(ps, &ps->tok), ir_op_name(op));
   }
