@@ -259,9 +259,11 @@ void ir_number(ir_kernel *k);
 char *ir_print(ir_kernel *k);
 /* The same with options: IR_PRINT_LOC appends each statement's source
 ** location ("  @file:line"), which the parser accepts and keeps;
-** IR_PRINT_FIELDS first declares the fields the kernel uses (`field x <f32>
-** dense [i:4]`), so the text parses on its own into a fresh program. */
-enum { IR_PRINT_LOC = 1, IR_PRINT_FIELDS = 2 };
+** IR_PRINT_FIELDS first declares the SNode trees the kernel uses (`field x
+** <f32> dense [i:4]`, or `tree S0root {...}`), so the text parses on its own
+** into a fresh program, every SNode with its id; with IR_PRINT_ONLY_FIELDS
+** too, only those declarations ("" when the kernel names no SNode). */
+enum { IR_PRINT_LOC = 1, IR_PRINT_FIELDS = 2, IR_PRINT_ONLY_FIELDS = 4 };
 char *ir_print_ex(ir_kernel *k, unsigned flags);
 /* Parses one kernel; on error returns NULL and writes "line N: message" to err.
 ** prog supplies the fields that global_ptr names (may be NULL when none). */

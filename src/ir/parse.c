@@ -247,7 +247,7 @@ static void parse_field(parser *ps) {
   for (;;) {
     int kind = ps->tok.kind == T_IDENT ? ir_snode_kind_from_name(ps->tok.text) : -1;
     if (kind < 0 || !ir_snode_kind_is_level((ir_snode_kind)kind)) {
-      if (ps->tok.kind == T_IDENT && !is_word(ps, "field") && !is_word(ps, "kernel"))
+      if (ps->tok.kind == T_IDENT && !is_word(ps, "field") && !is_word(ps, "tree") && !is_word(ps, "kernel"))
         fail(ps, "unknown level kind '%s' (levels: dense, bitmasked, pointer, dynamic)", ps->tok.text);
       break;
     }
@@ -290,6 +290,132 @@ static void parse_field(parser *ps) {
     if (!ir_snode_place(ps->prog, node, types[i], names[i], err, sizeof err))
       perror_at(ps, line, "%s", err);
   if (!ir_snode_layout(ps->prog, root, err, sizeof err)) perror_at(ps, line, "%s", err);
+}
+
+/* A node label of a `tree` declaration, S<id><kind>: the id (unused so far in
+** the program) and the kind. */
+static int parse_node_label(parser *ps, ir_snode_kind *kind) {
+  const char *t = ps->tok.text;
+  if (ps->tok.kind != T_IDENT || t[0] != 'S' || !isdigit((unsigned char)t[1]))
+    fail(ps, "expected an SNode such as S1dense or S2place<f32>, found %s", describe_tok(ps, &ps->tok));
+  char *end;
+  long id = strtol(t + 1, &end, 10);
+  int k = ir_snode_kind_from_name(end);
+  if (k < 0) fail(ps, "bad SNode label '%s' (write S<id><kind>, as in S2pointer)", t);
+  if (id >= IR_MAX_SNODES) fail(ps, "SNode id %ld is out of range (at most %d SNodes)", id, IR_MAX_SNODES);
+  if (ir_program_snode(ps->prog, id)) fail(ps, "S%ld is declared twice", id);
+  *kind = (ir_snode_kind)k;
+  return (int)id;
+}
+
+/* Runs the SNode builder that `make` names with the next new SNode getting
+** id `id` (a free slot, possibly below others already made): the program
+** numbers SNodes by its count, so the count is set to id for the call. */
+typedef ir_snode *(*node_maker)(parser *ps, ir_snode *parent, void *ud, char *err, size_t errlen);
+static ir_snode *make_node(parser *ps, int id, int line, node_maker make, ir_snode *parent, void *ud) {
+  ir_program *p = ps->prog;
+  int count = p->nsnodes;
+  char err[256] = "";
+  p->nsnodes = id;
+  ir_snode *s = make(ps, parent, ud, err, sizeof err);
+  p->nsnodes = count > id + 1 ? count : id + 1;
+  if (!s) {
+    if (!p->snodes[id]) p->nsnodes = count;  /* nothing made (ids above it stay) */
+    perror_at(ps, line, "%s", err[0] ? err : "too many SNode trees");
+  }
+  return s;
+}
+
+typedef struct {
+  ir_snode_kind kind;
+  int naxes, axes[IR_MAX_INDICES];
+  int64_t shape[IR_MAX_INDICES], chunk;
+  ir_type type;
+  const char *name;
+} node_decl;
+
+static ir_snode *make_root(parser *ps, ir_snode *parent, void *ud, char *err, size_t errlen) {
+  return ir_snode_root(ps->prog);
+}
+
+static ir_snode *make_child(parser *ps, ir_snode *parent, void *ud, char *err, size_t errlen) {
+  node_decl *d = ud;
+  if (d->kind == IR_SN_place) return ir_snode_place(ps->prog, parent, d->type, d->name, err, errlen);
+  if (d->kind == IR_SN_dynamic && d->naxes == 1)
+    return ir_snode_dynamic(ps->prog, parent, d->axes[0], d->shape[0], d->chunk, err, errlen);
+  return ir_snode_level(ps->prog, parent, d->kind, d->naxes, d->axes, d->shape, err, errlen);
+}
+
+/* node -> S<id>place '<' type '>' [NAME]
+**       | S<id>KIND '[' axis ':' INT {',' ...} ']' ['chunk' '=' INT] '{' {node} '}' */
+static void parse_node(parser *ps, ir_snode *parent) {
+  int line = ps->tok.line;
+  node_decl d = {0};
+  int id = parse_node_label(ps, &d.kind);
+  next(ps);
+  if (d.kind == IR_SN_place) {
+    expect(ps, "<", "after a place's label");
+    d.type = parse_type_name(ps);
+    expect(ps, ">", "after a place's type");
+    char name[256];
+    if ((ps->tok.kind == T_IDENT || ps->tok.kind == T_STR) && ps->tok.line == line) {
+      parse_name(ps, name, sizeof name, "the field's name");
+      d.name = name;
+    }
+    make_node(ps, id, line, make_child, parent, &d);
+    return;
+  }
+  if (!ir_snode_kind_is_level(d.kind))
+    perror_at(ps, line, "S%d: a %s cannot be a child; levels are dense, bitmasked, pointer, dynamic",
+              id, ir_snode_kind_name(d.kind));
+  expect(ps, "[", "after the level's label");
+  while (!is_punct(ps, "]")) {
+    if (d.naxes == IR_MAX_INDICES) fail(ps, "a level has at most %d axes", IR_MAX_INDICES);
+    if (ps->tok.kind != T_IDENT || axis_from_letter(ps->tok.text) < 0)
+      fail(ps, "expected an axis letter (i j k l m n o p), found %s", describe_tok(ps, &ps->tok));
+    d.axes[d.naxes] = axis_from_letter(ps->tok.text);
+    next(ps);
+    expect(ps, ":", "between an axis and its extent");
+    d.shape[d.naxes++] = parse_int(ps, "an extent");
+    if (!is_punct(ps, ",")) break;
+    next(ps);
+  }
+  expect(ps, "]", "to close the level's axes");
+  if (d.kind == IR_SN_dynamic && is_word(ps, "chunk")) {
+    next(ps);
+    expect(ps, "=", "after chunk");
+    d.chunk = parse_int(ps, "a chunk size");
+    if (d.chunk <= 0) perror_at(ps, line, "chunk=%lld: a chunk holds at least one cell", (long long)d.chunk);
+  }
+  ir_snode *s = make_node(ps, id, line, make_child, parent, &d);
+  expect(ps, "{", "to open the level's children");
+  /* (snode.c refuses trees deeper than 32 levels, so this recursion is bounded) */
+  while (!is_punct(ps, "}")) {
+    if (ps->tok.kind == T_EOF) fail(ps, "missing '}' at the end of the text");
+    parse_node(ps, s);
+  }
+  next(ps);
+}
+
+/* tree -> 'tree' S<id>root '{' {node} '}': an SNode tree with every id given */
+static void parse_tree(parser *ps) {
+  int line = ps->tok.line;
+  next(ps);
+  if (!ps->prog)
+    perror_at(ps, line, "tree declarations need a program, and none was given to the parser");
+  ir_snode_kind kind;
+  int id = parse_node_label(ps, &kind);
+  if (kind != IR_SN_root) fail(ps, "a tree starts with its root, as in: tree S0root {");
+  next(ps);
+  ir_snode *root = make_node(ps, id, line, make_root, NULL, NULL);
+  expect(ps, "{", "to open the tree");
+  while (!is_punct(ps, "}")) {
+    if (ps->tok.kind == T_EOF) fail(ps, "missing '}' at the end of the text");
+    parse_node(ps, root);
+  }
+  char err[256];
+  if (!ir_snode_layout(ps->prog, root, err, sizeof err)) perror_at(ps, line, "%s", err);
+  next(ps);
 }
 
 /* A field reference: a name, or a label S<id> optionally followed by kind<type>. */
@@ -710,7 +836,14 @@ ir_kernel *ir_parse(const char *text, ir_program *prog, char *err, size_t errlen
     return NULL;
   }
   next(ps);
-  while (is_word(ps, "field")) parse_field(ps);
+  for (;;) {
+    if (is_word(ps, "field"))
+      parse_field(ps);
+    else if (is_word(ps, "tree"))
+      parse_tree(ps);
+    else
+      break;
+  }
   if (ps->tok.kind == T_EOF) fail(ps, "no kernel in the text");
   parse_kernel(ps);
   ir_kernel *k = ps->k;
