@@ -26,6 +26,8 @@
 ** the passes, which recurse once per level, stay within the stack on any text
 ** it accepts. */
 #define IR_MAX_DEPTH 1000
+/* Values of one print record (a u64 print and the print_mores filling it). */
+#define IR_MAX_PRINT_VALUES 65536
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -102,6 +104,8 @@ struct ir_stmt {
   ir_stmt *ops[IR_MAX_OPS];
   union {
     int64_t ival;                  /* const of an integer type (i1: 0/1); check_index axis;
+                                      print typed u64: values of the record; print_more:
+                                      the record's value its first value goes to;
                                       loop_index: which index (0 for range loops, the
                                       virtual index number for struct loops); global_ptr:
                                       1 when writes through it activate sparse cells */

@@ -580,7 +580,8 @@ static int parse_string(parser *ps, const char *what) {
 }
 
 /* builtin -> 'check_bound' $i $n 'arg' A 'axis' K | 'random' $stream $draw 'site' N
-**          | 'print' STRING {$v} | 'assert' $c STRING */
+**          | 'print' STRING {$v} ['values' N] | 'print_more' $record 'at' K {$v}
+**          | 'assert' $c STRING */
 static void parse_builtin(parser *ps, ir_stmt *s) {
   int line = ps->tok.line;
   switch (s->op) {
@@ -598,11 +599,21 @@ static void parse_builtin(parser *ps, ir_stmt *s) {
     expect(ps, "site", "in random (as in: random $3 $4 site 0)");
     s->imm.ival = parse_small_int(ps, "a site number", 0, 1 << 30);
     break;
-  case IR_print:
-    s->aux = parse_string(ps, "the format of print");
+  case IR_print: case IR_print_more:
+    if (s->op == IR_print) {
+      s->aux = parse_string(ps, "the format of print");
+    } else {
+      s->ops[s->nops++] = parse_ref(ps, "the print record");
+      expect(ps, "at", "in print_more (as in: print_more $4 at 10 $5 $6)");
+      s->imm.ival = parse_small_int(ps, "a value number", 0, IR_MAX_PRINT_VALUES - 1);
+    }
     while (ps->tok.kind == T_VAR && ps->tok.line == line) {
-      if (s->nops == IR_MAX_OPS) fail(ps, "print takes at most %d values", IR_MAX_OPS);
+      if (s->nops == IR_MAX_OPS) fail(ps, "%s takes at most %d operands", ir_op_name(s->op), IR_MAX_OPS);
       s->ops[s->nops++] = parse_ref(ps, "a value");
+    }
+    if (s->op == IR_print && is_word(ps, "values") && ps->tok.line == line) {
+      next(ps);
+      s->imm.ival = parse_small_int(ps, "the number of values", 1, IR_MAX_PRINT_VALUES);
     }
     break;
   default:
@@ -701,7 +712,7 @@ static void parse_stmt(parser *ps, ir_block *blk) {
     expect(ps, "axis", "in check_index (as in: check_index $3 x axis 0)");
     s->imm.ival = parse_small_int(ps, "an axis", 0, IR_MAX_INDICES - 1);
     break;
-  case IR_check_bound: case IR_random: case IR_print: case IR_assert:
+  case IR_check_bound: case IR_random: case IR_print: case IR_print_more: case IR_assert:
     parse_builtin(ps, s);
     break;
   case IR_loop_index:

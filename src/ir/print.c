@@ -184,7 +184,7 @@ static void put_string(out *o, int i) {
 }
 
 /* check_bound $i $n arg A axis K | random $stream $draw site N |
-** print "fmt" $a $b ... | assert $c "message" */
+** print "fmt" $a $b ... [values N] | print_more $r at K $a ... | assert $c "message" */
 static void put_builtin(out *o, const ir_stmt *s) {
   if (s->op == IR_print) {
     put(o, " ");
@@ -193,7 +193,9 @@ static void put_builtin(out *o, const ir_stmt *s) {
   for (int i = 0; i < s->nops; i++) {
     put(o, " ");
     put_ref(o, s->ops[i]);
+    if (s->op == IR_print_more && i == 0) put(o, " at %lld", (long long)s->imm.ival);
   }
+  if (s->op == IR_print && s->imm.ival) put(o, " values %lld", (long long)s->imm.ival);
   if (s->op == IR_check_bound) put(o, " arg %d axis %lld", s->aux, (long long)s->imm.ival);
   if (s->op == IR_random) put(o, " site %lld", (long long)s->imm.ival);
   if (s->op == IR_assert) {
@@ -286,7 +288,7 @@ static void print_stmt(out *o, const ir_stmt *s, int depth) {
     put_field(o, s->aux);
     put(o, " axis %lld", (long long)s->imm.ival);
     break;
-  case IR_check_bound: case IR_random: case IR_print: case IR_assert:
+  case IR_check_bound: case IR_random: case IR_print: case IR_print_more: case IR_assert:
     put_builtin(o, s);
     break;
   case IR_loop_index:

@@ -525,7 +525,16 @@ static void build_builtins(ir_program *p) {
   ops[1] = c;
   ir_b_op(&b, IR_print, IR_void, 2, ops)->aux = ir_kernel_add_string(k, "e =\t% \"100%%\" \\ %");
   ir_b_op(&b, IR_assert, IR_void, 1, &c)->aux = ir_kernel_add_string(k, "e < e");
+  /* a record of 4 values: 1 of its own, 2 written by print_more, 1 left nil */
+  ir_stmt *rec = ir_b_op(&b, IR_print, IR_u64, 1, &e);
+  rec->aux = ir_kernel_add_string(k, "% % % %");
+  rec->imm.ival = 4;
+  ir_stmt *more[3] = {rec, c, e};
+  ir_b_op(&b, IR_print_more, IR_void, 3, more)->imm.ival = 1;
   roundtrip(k, p);
+  char *t = ir_print(k);
+  CHECKF(strstr(t, "<u64> $13 = print \"% % % %\" $7 values 4\n") && strstr(t, "$14 = print_more $13 at 1 $10 $7\n"), "%s", t);
+  free(t);
   ir_kernel_free(k);
 }
 
