@@ -69,7 +69,7 @@ typedef enum {
   IR_NUM_OPS
 } ir_op;
 
-enum { IR_PURE = 1, IR_EFFECT = 2, IR_BLOCKS = 4, IR_TASK = 8, IR_JUMP = 16 };
+enum { IR_PURE = 1, IR_EFFECT = 2, IR_BLOCKS = 4, IR_TASK = 8, IR_JUMP = 16, IR_VALUE = 32 };
 
 const char *ir_op_name(ir_op op);
 int ir_op_from_name(const char *name);    /* -1 if unknown */

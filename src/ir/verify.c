@@ -458,6 +458,11 @@ static void check_stmt(verifier *v, const ir_stmt *s, const ir_block *blk, const
   if (v->failed) return;
 
   check_types(v, s);
+  /* a value or not, as ops.def says (print: void, or u64 for a record) */
+  if ((flags & IR_VALUE) && s->type == IR_void)
+    bad(v, s, "%s gives a value: write its type, as in <i32> $%d = ...", ir_op_name(s->op), s->id);
+  else if (!(flags & IR_VALUE) && s->type != IR_void && s->op != IR_print)
+    bad(v, s, "%s gives no value: it has no type (not %s)", ir_op_name(s->op), ir_type_name(s->type));
   if (v->failed) return;
 
   /* child blocks */
