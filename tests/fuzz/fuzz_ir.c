@@ -5,8 +5,8 @@
 **   print/parse/print
 **
 ** The passes are those a `# passes: a,b` line of the input names, in that
-** order, as in an IR snapshot test (tests/ir); without one, the whole
-** pipeline (ir_compile). Invalid text, IR the verifier refuses and user
+** order, as in an IR snapshot test (tests/ir), on a clone of the kernel;
+** then, always, the whole pipeline (ir_compile). Invalid text, IR the verifier refuses and user
 ** errors of the passes are expected outcomes. A finding -- abort() with a
 ** message, so libFuzzer keeps the input -- is any of:
 **   - a parse error not of the form "line N: ...";
@@ -68,6 +68,15 @@ static void roundtrip(ir_kernel *k, unsigned verify_flags, const char *stage) {
   ir_program_free(p2);
 }
 
+/* The passes named (NULL: the whole pipeline), verified after each; the
+** result, when they succeed, must round-trip. */
+static void run_passes(ir_kernel *k, const char *passes, const char *text) {
+  bool ok = passes ? ir_run_passes(k, passes, true, NULL, NULL) : ir_compile(k, true, NULL, NULL);
+  if (!ok && strstr(k->error, "internal error")) finding("a pass broke the IR", k->error, text);
+  unsigned typed = !passes || strstr(passes, "typecheck") ? IR_VERIFY_TYPES : 0;
+  if (ok) roundtrip(k, typed, "the IR after the passes does not print back identically");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = malloc(size + 1);
   if (!text) return 0;
@@ -81,11 +90,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else if (ir_verify(k, err, sizeof err)) {
     roundtrip(k, 0, "the input does not print back identically");
     char *passes = passes_of(text);
-    bool ok = passes ? ir_run_passes(k, passes, true, NULL, NULL) : ir_compile(k, true, NULL, NULL);
-    if (!ok && strstr(k->error, "internal error")) finding("a pass broke the IR", k->error, text);
-    unsigned typed = !passes || strstr(passes, "typecheck") ? IR_VERIFY_TYPES : 0;
-    if (ok) roundtrip(k, typed, "the IR after the passes does not print back identically");
-    free(passes);
+    if (passes) {
+      ir_kernel *c = ir_kernel_clone(k);
+      run_passes(c, passes, text);
+      ir_kernel_free(c);
+      free(passes);
+    }
+    run_passes(k, NULL, text);
   }
   ir_kernel_free(k);
   ir_program_free(p);
