@@ -308,21 +308,15 @@ static int parse_node_label(parser *ps, ir_snode_kind *kind) {
   return (int)id;
 }
 
-/* Runs the SNode builder that `make` names with the next new SNode getting
-** id `id` (a free slot, possibly below others already made): the program
-** numbers SNodes by its count, so the count is set to id for the call. */
+/* Runs the SNode builder `make` so that the SNode it makes gets id `id`. */
 typedef ir_snode *(*node_maker)(parser *ps, ir_snode *parent, void *ud, char *err, size_t errlen);
 static ir_snode *make_node(parser *ps, int id, int line, node_maker make, ir_snode *parent, void *ud) {
   ir_program *p = ps->prog;
-  int count = p->nsnodes;
   char err[256] = "";
-  p->nsnodes = id;
+  if (!ir_program_set_next_id(p, id)) perror_at(ps, line, "S%d is declared twice", id);
   ir_snode *s = make(ps, parent, ud, err, sizeof err);
-  p->nsnodes = count > id + 1 ? count : id + 1;
-  if (!s) {
-    if (!p->snodes[id]) p->nsnodes = count;  /* nothing made (ids above it stay) */
-    perror_at(ps, line, "%s", err[0] ? err : "too many SNode trees");
-  }
+  p->next_id = 0;   /* unused when the builder refused */
+  if (!s) perror_at(ps, line, "%s", err[0] ? err : "too many SNode trees");
   return s;
 }
 

@@ -333,8 +333,8 @@ static void print_block(out *o, const ir_block *blk, int depth) {
 ** The trees the kernel names are declared before it, so that the text parses
 ** on its own into a fresh program and every SNode gets back its id: `field`
 ** when the tree is a chain of levels whose ids are those a `field`
-** declaration gives at that point of the text, else `tree`, which states
-** every id. Trees print in the program's order, which the parse keeps, and
+** declaration gets at that point of the text (the lowest ones not given
+** yet), else `tree`, which states every id. Trees print in the program's order, which the parse keeps, and
 ** names are judged unique among these trees alone (the fresh program has no
 ** others), so print -> parse -> print gives the same text. */
 
@@ -368,39 +368,52 @@ static void put_axes(out *o, const ir_snode *lv) {
     put(o, " chunk=%lld", (long long)lv->chunk_cells);
 }
 
+/* The id the parser's next new SNode gets: the lowest one the text has not
+** given yet (snode.c's take_id, in a fresh program). */
+static int lowest_free(const bool *taken) {
+  int id = 0;
+  while (id < IR_MAX_SNODES - 1 && taken[id]) id++;
+  return id;
+}
+
 /* `field` form: root, a chain of levels, then the places under the last one,
-** with the consecutive ids from *next that the parser gives them. */
-static bool put_field_decl(out *o, const ir_tree *t, int *next) {
-  const ir_snode *n = t->root, *levels[IR_MAX_INDICES * 4];
-  int nlev = 0, id = *next;
-  if (n->id != id++) return false;
-  while (n->nchildren == 1 && ir_snode_kind_is_level(n->children[0]->kind)) {
-    if (nlev == (int)(sizeof levels / sizeof levels[0])) return false;
-    n = levels[nlev++] = n->children[0];
-    if (n->id != id++) return false;
+** when their ids are those the parser gives them, in that order. */
+static bool put_field_decl(out *o, const ir_tree *t, bool *taken) {
+  const ir_snode *chain[IR_MAX_INDICES * 5], *n = t->root;
+  int len = 0, nlev = 0;
+  chain[len++] = n;
+  while (n->nchildren == 1 && ir_snode_kind_is_level(n->children[0]->kind) && len < IR_MAX_INDICES * 4) {
+    n = chain[len++] = n->children[0];
+    nlev++;
   }
   if (n->nchildren == 0 || n->nchildren > IR_MAX_INDICES) return false;
   for (int c = 0; c < n->nchildren; c++) {
     const ir_snode *pl = n->children[c];
-    if (pl->kind != IR_SN_place || pl->id != id++ || !name_unique(o, pl)) return false;
+    if (pl->kind != IR_SN_place || !name_unique(o, pl)) return false;
+    chain[len++] = pl;
+  }
+  int k = 0;
+  for (; k < len && chain[k]->id == lowest_free(taken); k++) taken[chain[k]->id] = true;
+  if (k < len) {
+    while (k-- > 0) taken[chain[k]->id] = false;
+    return false;
   }
   put(o, "field ");
   for (int c = 0; c < n->nchildren; c++)
     put(o, "%s%s <%s>", c ? ", " : "", n->children[c]->name, ir_type_name(n->children[c]->dtype));
-  for (int l = 0; l < nlev; l++) {
-    put(o, " %s", ir_snode_kind_name(levels[l]->kind));
-    put_axes(o, levels[l]);
+  for (int l = 1; l <= nlev; l++) {
+    put(o, " %s", ir_snode_kind_name(chain[l]->kind));
+    put_axes(o, chain[l]);
   }
   put(o, "\n");
-  *next = id;
   return true;
 }
 
 /* `tree` form: every node on a line of its own, by its label */
-static void put_node(out *o, const ir_snode *s, int depth, int *next) {
+static void put_node(out *o, const ir_snode *s, int depth, bool *taken) {
   char lab[64];
   put(o, "%*s%s", 2 * depth, "", ir_snode_label(s, lab, sizeof lab));
-  if (s->id >= *next) *next = s->id + 1;
+  taken[s->id] = true;
   if (s->kind == IR_SN_place) {
     if (s->name) {
       put(o, " ");
@@ -411,19 +424,19 @@ static void put_node(out *o, const ir_snode *s, int depth, int *next) {
   }
   if (s->kind != IR_SN_root) put_axes(o, s);
   put(o, " {\n");
-  for (int c = 0; c < s->nchildren; c++) put_node(o, s->children[c], depth + 1, next);
+  for (int c = 0; c < s->nchildren; c++) put_node(o, s->children[c], depth + 1, taken);
   put(o, "%*s}\n", 2 * depth, "");
 }
 
 static void put_fields(out *o) {
   ir_program *p = o->k->prog;
-  int next = 0;
+  bool taken[IR_MAX_SNODES] = {false};
   for (int t = 0; p && t < p->ntrees; t++) {
     const ir_tree *tr = &p->trees[t];
     if (!o->used[t] || !tr->root) continue;
-    if (!put_field_decl(o, tr, &next)) {
+    if (!put_field_decl(o, tr, taken)) {
       put(o, "tree ");
-      put_node(o, tr->root, 0, &next);
+      put_node(o, tr->root, 0, taken);
     }
   }
 }

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The printed IR parses back: k:ir() of a script with several SNode trees
-# (lt.root trees whose ids interleave with a tree type's, every level kind,
+# (lt.root trees whose ids interleave with a tree type's and fill the ids of
+# a tree that was freed, every level kind,
 # branches, a dynamic with its own chunk size) starts with the declarations
 # of the trees the kernel names; with them, every part (the IR after each
 # pass) goes through `lattice-opt --verify --fields` and prints back as the
@@ -18,7 +19,14 @@ cat > "$tmp/trees.lua" <<'LUA'
 local lt = require "lattice"
 local opt, dir = ...
 lt.init {}
-local a = lt.field(lt.f32, 16, "a")                 -- the first lt.root tree (S0...)
+local keep1 = lt.field(lt.f32, 4, "keep1")          -- S0..S2 (a write materialises it)
+keep1[0] = 1
+do local drop = lt.field(lt.f32, 4); drop[0] = 1 end  -- S3..S5, freed below: later trees reuse them
+local keep2 = lt.field(lt.f32, 4, "keep2")          -- S6..S8
+keep2[0] = 2
+collectgarbage()
+collectgarbage()
+local a = lt.field(lt.f32, 16, "a")                 -- an lt.root tree in S3..S5 and after S8
 local Grid = lt.tree {                              -- a tree type: ids after a's
   fields = { rho = lt.f32, mass = lt.i32 },
   lt.pointer(lt.ij, 8) { lt.dense(lt.ij, 4) { "rho" }, lt.bitmasked(lt.ij, 4) { "mass" } },
@@ -32,7 +40,7 @@ local g = Grid:instantiate()
 local k = lt.kernel(function(gg, v)
   for i, j in x do
     y[i][j] = y[i][j] + 1
-    gg.rho[i][j] = v + a[i % 16]
+    gg.rho[i][j] = v + a[i % 16] + keep1[i % 4] + keep2[j % 4]
   end
   for i in lt.ndrange(4) do
     lt.append(l, i, i)

@@ -167,13 +167,14 @@ static void test_errors(void) {
   char err[256];
   CHECK(!ir_parse("tree S0root {\n}\nkernel k() {\n}\n", NULL, err, sizeof err));
   CHECK_CONTAINS(err, "line 1: tree declarations need a program");
-  /* ids may leave holes and fill them later; a `field` after takes the next free id */
+  /* ids may leave holes and fill them later; a `field` after takes the lowest free ids */
   ir_program *p = ir_program_new();
   ir_kernel *k = ir_parse("tree S5root {\n  S6dense [i:2] {\n    S7place<f32> x\n  }\n}\n"
                           "tree S1root {\n  S2place<i32>\n}\nfield y <f32>\nkernel k() {\n}\n", p, err, sizeof err);
   CHECKF(k != NULL, "%s", err);
-  CHECK(p->nsnodes == 10 && !p->snodes[0] && p->snodes[2]->parent == p->snodes[1] && p->snodes[9]->name &&
-        strcmp(p->snodes[9]->name, "y") == 0 && p->ntrees == 3 && p->trees[0].materialized &&
+  CHECK(p->nsnodes == 8 && p->nfree_snodes == 1 && !p->snodes[4] && p->snodes[2]->parent == p->snodes[1] &&
+        p->snodes[0]->kind == IR_SN_root && p->snodes[3]->parent == p->snodes[0] && p->snodes[3]->name &&
+        strcmp(p->snodes[3]->name, "y") == 0 && p->ntrees == 3 && p->trees[0].materialized &&
         p->trees[0].bytes == 8);
   ir_kernel_free(k);
   ir_program_free(p);
