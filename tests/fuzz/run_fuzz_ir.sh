@@ -2,7 +2,7 @@
 # run_fuzz_ir.sh FUZZ_IR WORKDIR -- the ctest entry fuzz/ir (docs/fuzzing.md):
 #   1. tests/fuzz/ir.dict is what make_dict.sh writes (ops.def and the rest);
 #   2. every input in tests/fuzz/regressions/ runs once (earlier findings);
-#   3. a deterministic run: -seed=1, LT_FUZZ_RUNS inputs (default 150000,
+#   3. a deterministic run: -seed=1, LT_FUZZ_RUNS inputs (default 300000,
 #      about a minute on two cores) mutated from the seeds -- the inputs of
 #      the IR snapshot tests (tests/ir/*.ir without their "# expect:" part) --
 #      and the regressions.
@@ -11,7 +11,7 @@
 set -u
 FUZZ=$1
 WORK=$2
-RUNS=${LT_FUZZ_RUNS:-150000}
+RUNS=${LT_FUZZ_RUNS:-300000}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 
 if ! diff <(bash "$SRC/tests/fuzz/make_dict.sh") "$SRC/tests/fuzz/ir.dict" > /dev/null; then
