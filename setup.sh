@@ -3,7 +3,7 @@
 #
 #   ./setup.sh example   build (./build), run examples/julia.lua, say where the images are
 #   ./setup.sh test      build (./build and ./build-asan), run the whole test suite twice:
-#                        Release and AddressSanitizer+UndefinedBehaviorSanitizer
+#                        Release (with the fuzz/ harnesses) and AddressSanitizer+UndefinedBehaviorSanitizer
 #
 # Debian 12 packages are checked first; as root the missing ones are
 # installed, otherwise the exact command to install them is printed.
@@ -15,7 +15,7 @@ cd "$ROOT"
 JOBS=$(nproc 2>/dev/null || echo 2)
 BUILD=${LT_BUILD:-build}
 BUILD_ASAN=${LT_BUILD_ASAN:-build-asan}
-PACKAGES=(cmake gcc pkg-config llvm-19-dev clang-19 llvm-19-tools liblua5.4-dev lua5.4 libedit-dev libpng-dev)
+PACKAGES=(cmake gcc pkg-config llvm-19-dev clang-19 llvm-19-tools libclang-rt-19-dev liblua5.4-dev lua5.4 libedit-dev libpng-dev)
 
 usage() {
   echo "usage: ./setup.sh example   build, run examples/julia.lua, say where the images are"
@@ -134,7 +134,8 @@ case "$mode" in
   test)
     check_packages
     ensure_ptxas
-    build "$BUILD" -DCMAKE_BUILD_TYPE=Release
+    # LT_FUZZ: the libFuzzer harnesses (libclang-rt-19-dev), run as fuzz/* entries
+    build "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLT_FUZZ=ON
     run_ctest "$BUILD"
     # RelWithDebInfo: sanitizer reports with line numbers, at a bearable speed
     build "$BUILD_ASAN" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLT_SANITIZE=ON

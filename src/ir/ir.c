@@ -73,6 +73,7 @@ unsigned ir_op_flags(ir_op op) {
     case 'B': f |= IR_BLOCKS; break;
     case 'T': f |= IR_TASK; break;
     case 'J': f |= IR_JUMP; break;
+    case 'V': f |= IR_VALUE; break;
     default: break;
     }
   }

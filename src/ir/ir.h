@@ -21,6 +21,13 @@
 
 #define IR_MAX_INDICES 8          /* indices of a field access */
 #define IR_MAX_OPS (IR_MAX_INDICES + 2)
+/* Blocks nested in blocks, a task's body not counted (offload adds it): the
+** parser refuses deeper text (docs/ir.md), so the printer, the verifier and
+** the passes, which recurse once per level, stay within the stack on any text
+** it accepts. */
+#define IR_MAX_DEPTH 1000
+/* Values of one print record (a u64 print and the print_mores filling it). */
+#define IR_MAX_PRINT_VALUES 65536
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -62,7 +69,7 @@ typedef enum {
   IR_NUM_OPS
 } ir_op;
 
-enum { IR_PURE = 1, IR_EFFECT = 2, IR_BLOCKS = 4, IR_TASK = 8, IR_JUMP = 16 };
+enum { IR_PURE = 1, IR_EFFECT = 2, IR_BLOCKS = 4, IR_TASK = 8, IR_JUMP = 16, IR_VALUE = 32 };
 
 const char *ir_op_name(ir_op op);
 int ir_op_from_name(const char *name);    /* -1 if unknown */
@@ -97,6 +104,8 @@ struct ir_stmt {
   ir_stmt *ops[IR_MAX_OPS];
   union {
     int64_t ival;                  /* const of an integer type (i1: 0/1); check_index axis;
+                                      print typed u64: values of the record; print_more:
+                                      the record's value its first value goes to;
                                       loop_index: which index (0 for range loops, the
                                       virtual index number for struct loops); global_ptr:
                                       1 when writes through it activate sparse cells */
@@ -254,9 +263,11 @@ void ir_number(ir_kernel *k);
 char *ir_print(ir_kernel *k);
 /* The same with options: IR_PRINT_LOC appends each statement's source
 ** location ("  @file:line"), which the parser accepts and keeps;
-** IR_PRINT_FIELDS first declares the fields the kernel uses (`field x <f32>
-** dense [i:4]`), so the text parses on its own into a fresh program. */
-enum { IR_PRINT_LOC = 1, IR_PRINT_FIELDS = 2 };
+** IR_PRINT_FIELDS first declares the SNode trees the kernel uses (`field x
+** <f32> dense [i:4]`, or `tree S0root {...}`), so the text parses on its own
+** into a fresh program, every SNode with its id; with IR_PRINT_ONLY_FIELDS
+** too, only those declarations ("" when the kernel names no SNode). */
+enum { IR_PRINT_LOC = 1, IR_PRINT_FIELDS = 2, IR_PRINT_ONLY_FIELDS = 4 };
 char *ir_print_ex(ir_kernel *k, unsigned flags);
 /* Parses one kernel; on error returns NULL and writes "line N: message" to err.
 ** prog supplies the fields that global_ptr names (may be NULL when none). */

@@ -35,6 +35,7 @@ typedef struct {
   ir_stmt **byid;     /* id -> statement, for operands */
   int nbyid;
   int max_id;
+  int depth;          /* blocks open around the current statement */
   char *err;
   size_t errlen;
   char desc[300];
@@ -246,7 +247,7 @@ static void parse_field(parser *ps) {
   for (;;) {
     int kind = ps->tok.kind == T_IDENT ? ir_snode_kind_from_name(ps->tok.text) : -1;
     if (kind < 0 || !ir_snode_kind_is_level((ir_snode_kind)kind)) {
-      if (ps->tok.kind == T_IDENT && !is_word(ps, "field") && !is_word(ps, "kernel"))
+      if (ps->tok.kind == T_IDENT && !is_word(ps, "field") && !is_word(ps, "tree") && !is_word(ps, "kernel"))
         fail(ps, "unknown level kind '%s' (levels: dense, bitmasked, pointer, dynamic)", ps->tok.text);
       break;
     }
@@ -289,6 +290,126 @@ static void parse_field(parser *ps) {
     if (!ir_snode_place(ps->prog, node, types[i], names[i], err, sizeof err))
       perror_at(ps, line, "%s", err);
   if (!ir_snode_layout(ps->prog, root, err, sizeof err)) perror_at(ps, line, "%s", err);
+}
+
+/* A node label of a `tree` declaration, S<id><kind>: the id (unused so far in
+** the program) and the kind. */
+static int parse_node_label(parser *ps, ir_snode_kind *kind) {
+  const char *t = ps->tok.text;
+  if (ps->tok.kind != T_IDENT || t[0] != 'S' || !isdigit((unsigned char)t[1]))
+    fail(ps, "expected an SNode such as S1dense or S2place<f32>, found %s", describe_tok(ps, &ps->tok));
+  char *end;
+  long id = strtol(t + 1, &end, 10);
+  int k = ir_snode_kind_from_name(end);
+  if (k < 0) fail(ps, "bad SNode label '%s' (write S<id><kind>, as in S2pointer)", t);
+  if (id >= IR_MAX_SNODES) fail(ps, "SNode id %ld is out of range (at most %d SNodes)", id, IR_MAX_SNODES);
+  if (ir_program_snode(ps->prog, id)) fail(ps, "S%ld is declared twice", id);
+  *kind = (ir_snode_kind)k;
+  return (int)id;
+}
+
+/* Runs the SNode builder `make` so that the SNode it makes gets id `id`. */
+typedef ir_snode *(*node_maker)(parser *ps, ir_snode *parent, void *ud, char *err, size_t errlen);
+static ir_snode *make_node(parser *ps, int id, int line, node_maker make, ir_snode *parent, void *ud) {
+  ir_program *p = ps->prog;
+  char err[256] = "";
+  if (!ir_program_set_next_id(p, id)) perror_at(ps, line, "S%d is declared twice", id);
+  ir_snode *s = make(ps, parent, ud, err, sizeof err);
+  p->next_id = 0;   /* unused when the builder refused */
+  if (!s) perror_at(ps, line, "%s", err[0] ? err : "too many SNode trees");
+  return s;
+}
+
+typedef struct {
+  ir_snode_kind kind;
+  int naxes, axes[IR_MAX_INDICES];
+  int64_t shape[IR_MAX_INDICES], chunk;
+  ir_type type;
+  const char *name;
+} node_decl;
+
+static ir_snode *make_root(parser *ps, ir_snode *parent, void *ud, char *err, size_t errlen) {
+  return ir_snode_root(ps->prog);
+}
+
+static ir_snode *make_child(parser *ps, ir_snode *parent, void *ud, char *err, size_t errlen) {
+  node_decl *d = ud;
+  if (d->kind == IR_SN_place) return ir_snode_place(ps->prog, parent, d->type, d->name, err, errlen);
+  if (d->kind == IR_SN_dynamic && d->naxes == 1)
+    return ir_snode_dynamic(ps->prog, parent, d->axes[0], d->shape[0], d->chunk, err, errlen);
+  return ir_snode_level(ps->prog, parent, d->kind, d->naxes, d->axes, d->shape, err, errlen);
+}
+
+/* node -> S<id>place '<' type '>' [NAME]
+**       | S<id>KIND '[' axis ':' INT {',' ...} ']' ['chunk' '=' INT] '{' {node} '}' */
+static void parse_node(parser *ps, ir_snode *parent) {
+  int line = ps->tok.line;
+  node_decl d = {0};
+  int id = parse_node_label(ps, &d.kind);
+  next(ps);
+  if (d.kind == IR_SN_place) {
+    expect(ps, "<", "after a place's label");
+    d.type = parse_type_name(ps);
+    expect(ps, ">", "after a place's type");
+    char name[256];
+    if ((ps->tok.kind == T_IDENT || ps->tok.kind == T_STR) && ps->tok.line == line) {
+      parse_name(ps, name, sizeof name, "the field's name");
+      d.name = name;
+    }
+    make_node(ps, id, line, make_child, parent, &d);
+    return;
+  }
+  if (!ir_snode_kind_is_level(d.kind))
+    perror_at(ps, line, "S%d: a %s cannot be a child; levels are dense, bitmasked, pointer, dynamic",
+              id, ir_snode_kind_name(d.kind));
+  expect(ps, "[", "after the level's label");
+  while (!is_punct(ps, "]")) {
+    if (d.naxes == IR_MAX_INDICES) fail(ps, "a level has at most %d axes", IR_MAX_INDICES);
+    if (ps->tok.kind != T_IDENT || axis_from_letter(ps->tok.text) < 0)
+      fail(ps, "expected an axis letter (i j k l m n o p), found %s", describe_tok(ps, &ps->tok));
+    d.axes[d.naxes] = axis_from_letter(ps->tok.text);
+    next(ps);
+    expect(ps, ":", "between an axis and its extent");
+    d.shape[d.naxes++] = parse_int(ps, "an extent");
+    if (!is_punct(ps, ",")) break;
+    next(ps);
+  }
+  expect(ps, "]", "to close the level's axes");
+  if (d.kind == IR_SN_dynamic && is_word(ps, "chunk")) {
+    next(ps);
+    expect(ps, "=", "after chunk");
+    d.chunk = parse_int(ps, "a chunk size");
+    if (d.chunk <= 0) perror_at(ps, line, "chunk=%lld: a chunk holds at least one cell", (long long)d.chunk);
+  }
+  ir_snode *s = make_node(ps, id, line, make_child, parent, &d);
+  expect(ps, "{", "to open the level's children");
+  /* (snode.c refuses trees deeper than 32 levels, so this recursion is bounded) */
+  while (!is_punct(ps, "}")) {
+    if (ps->tok.kind == T_EOF) fail(ps, "missing '}' at the end of the text");
+    parse_node(ps, s);
+  }
+  next(ps);
+}
+
+/* tree -> 'tree' S<id>root '{' {node} '}': an SNode tree with every id given */
+static void parse_tree(parser *ps) {
+  int line = ps->tok.line;
+  next(ps);
+  if (!ps->prog)
+    perror_at(ps, line, "tree declarations need a program, and none was given to the parser");
+  ir_snode_kind kind;
+  int id = parse_node_label(ps, &kind);
+  if (kind != IR_SN_root) fail(ps, "a tree starts with its root, as in: tree S0root {");
+  next(ps);
+  ir_snode *root = make_node(ps, id, line, make_root, NULL, NULL);
+  expect(ps, "{", "to open the tree");
+  while (!is_punct(ps, "}")) {
+    if (ps->tok.kind == T_EOF) fail(ps, "missing '}' at the end of the text");
+    parse_node(ps, root);
+  }
+  char err[256];
+  if (!ir_snode_layout(ps->prog, root, err, sizeof err)) perror_at(ps, line, "%s", err);
+  next(ps);
 }
 
 /* A field reference: a name, or a label S<id> optionally followed by kind<type>. */
@@ -453,7 +574,8 @@ static int parse_string(parser *ps, const char *what) {
 }
 
 /* builtin -> 'check_bound' $i $n 'arg' A 'axis' K | 'random' $stream $draw 'site' N
-**          | 'print' STRING {$v} | 'assert' $c STRING */
+**          | 'print' STRING {$v} ['values' N] | 'print_more' $record 'at' K {$v}
+**          | 'assert' $c STRING */
 static void parse_builtin(parser *ps, ir_stmt *s) {
   int line = ps->tok.line;
   switch (s->op) {
@@ -471,11 +593,21 @@ static void parse_builtin(parser *ps, ir_stmt *s) {
     expect(ps, "site", "in random (as in: random $3 $4 site 0)");
     s->imm.ival = parse_small_int(ps, "a site number", 0, 1 << 30);
     break;
-  case IR_print:
-    s->aux = parse_string(ps, "the format of print");
+  case IR_print: case IR_print_more:
+    if (s->op == IR_print) {
+      s->aux = parse_string(ps, "the format of print");
+    } else {
+      s->ops[s->nops++] = parse_ref(ps, "the print record");
+      expect(ps, "at", "in print_more (as in: print_more $4 at 10 $5 $6)");
+      s->imm.ival = parse_small_int(ps, "a value number", 0, IR_MAX_PRINT_VALUES - 1);
+    }
     while (ps->tok.kind == T_VAR && ps->tok.line == line) {
-      if (s->nops == IR_MAX_OPS) fail(ps, "print takes at most %d values", IR_MAX_OPS);
+      if (s->nops == IR_MAX_OPS) fail(ps, "%s takes at most %d operands", ir_op_name(s->op), IR_MAX_OPS);
       s->ops[s->nops++] = parse_ref(ps, "a value");
+    }
+    if (s->op == IR_print && is_word(ps, "values") && ps->tok.line == line) {
+      next(ps);
+      s->imm.ival = parse_small_int(ps, "the number of values", 1, IR_MAX_PRINT_VALUES);
     }
     break;
   default:
@@ -574,7 +706,7 @@ static void parse_stmt(parser *ps, ir_block *blk) {
     expect(ps, "axis", "in check_index (as in: check_index $3 x axis 0)");
     s->imm.ival = parse_small_int(ps, "an axis", 0, IR_MAX_INDICES - 1);
     break;
-  case IR_check_bound: case IR_random: case IR_print: case IR_assert:
+  case IR_check_bound: case IR_random: case IR_print: case IR_print_more: case IR_assert:
     parse_builtin(ps, s);
     break;
   case IR_loop_index:
@@ -612,6 +744,12 @@ static void parse_stmt(parser *ps, ir_block *blk) {
   if (flags & IR_BLOCKS) {
     if (!is_punct(ps, "{") || ps->tok.line != line)
       perror_at(ps, line, "%s needs its body: '{' at the end of its line", ir_op_name(op));
+    /* a task's body does not count: offload puts a kernel's body into tasks */
+    int nest = flags & IR_TASK ? 0 : 1;
+    if (ps->depth + nest > IR_MAX_DEPTH)
+      perror_at(ps, line, "blocks nested more than %d deep (IR_MAX_DEPTH); the IR allows at most %d "
+                "levels: split the kernel or nest less", IR_MAX_DEPTH, IR_MAX_DEPTH);
+    ps->depth += nest;
     next(ps);
     parse_loc(ps, s, line);
     s->blocks[0] = ir_block_new(ps->k, s);
@@ -624,6 +762,7 @@ static void parse_stmt(parser *ps, ir_block *blk) {
       parse_block(ps, s->blocks[1]);
       expect(ps, "}", "to close the else block");
     }
+    ps->depth -= nest;
   } else if (ps->tok.kind != T_EOF && ps->tok.line == line) {
     fail(ps, "unexpected %s after the %s statement", describe_tok(ps, &ps->tok), ir_op_name(op));
   }
@@ -702,7 +841,14 @@ ir_kernel *ir_parse(const char *text, ir_program *prog, char *err, size_t errlen
     return NULL;
   }
   next(ps);
-  while (is_word(ps, "field")) parse_field(ps);
+  for (;;) {
+    if (is_word(ps, "field"))
+      parse_field(ps);
+    else if (is_word(ps, "tree"))
+      parse_tree(ps);
+    else
+      break;
+  }
   if (ps->tok.kind == T_EOF) fail(ps, "no kernel in the text");
   parse_kernel(ps);
   ir_kernel *k = ps->k;

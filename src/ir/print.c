@@ -17,6 +17,7 @@ typedef struct {
   size_t len, cap;
   unsigned flags;
   ir_kernel *k;
+  bool *used;  /* IR_PRINT_FIELDS: per tree, whether the kernel names it (else NULL) */
 } out;
 
 static void put(out *o, const char *fmt, ...) {
@@ -89,26 +90,18 @@ static void format_float(char *buf, size_t len, double v, bool single) {
   }
 }
 
+static bool name_unique(const out *o, const ir_snode *s);
+
 /* A field prints by its name when that name finds it unambiguously. */
 static void put_field(out *o, int id) {
-  ir_program *p = o->k->prog;
-  if (!ir_program_snode(p, id)) {
+  const ir_snode *s = ir_program_snode(o->k->prog, id);
+  char lab[64];
+  if (!s)
     put(o, "S%d", id);
-    return;
-  }
-  const ir_snode *s = p->snodes[id];
-  bool unique = s->name && is_ident(s->name) &&
-                !(s->name[0] == 'S' && isdigit((unsigned char)s->name[1]));
-  for (int i = 0; unique && i < p->nsnodes; i++)
-    if (i != id && p->snodes[i] && p->snodes[i]->kind == IR_SN_place && p->snodes[i]->name &&
-        strcmp(p->snodes[i]->name, s->name) == 0)
-      unique = false;
-  if (unique) {
+  else if (s->kind == IR_SN_place && name_unique(o, s))
     put(o, "%s", s->name);
-  } else {
-    char lab[64];
+  else
     put(o, "%s", ir_snode_label(s, lab, sizeof lab));
-  }
 }
 
 static void put_ref(out *o, const ir_stmt *s);
@@ -191,7 +184,7 @@ static void put_string(out *o, int i) {
 }
 
 /* check_bound $i $n arg A axis K | random $stream $draw site N |
-** print "fmt" $a $b ... | assert $c "message" */
+** print "fmt" $a $b ... [values N] | print_more $r at K $a ... | assert $c "message" */
 static void put_builtin(out *o, const ir_stmt *s) {
   if (s->op == IR_print) {
     put(o, " ");
@@ -200,7 +193,9 @@ static void put_builtin(out *o, const ir_stmt *s) {
   for (int i = 0; i < s->nops; i++) {
     put(o, " ");
     put_ref(o, s->ops[i]);
+    if (s->op == IR_print_more && i == 0) put(o, " at %lld", (long long)s->imm.ival);
   }
+  if (s->op == IR_print && s->imm.ival) put(o, " values %lld", (long long)s->imm.ival);
   if (s->op == IR_check_bound) put(o, " arg %d axis %lld", s->aux, (long long)s->imm.ival);
   if (s->op == IR_random) put(o, " site %lld", (long long)s->imm.ival);
   if (s->op == IR_assert) {
@@ -293,7 +288,7 @@ static void print_stmt(out *o, const ir_stmt *s, int depth) {
     put_field(o, s->aux);
     put(o, " axis %lld", (long long)s->imm.ival);
     break;
-  case IR_check_bound: case IR_random: case IR_print: case IR_assert:
+  case IR_check_bound: case IR_random: case IR_print: case IR_print_more: case IR_assert:
     put_builtin(o, s);
     break;
   case IR_loop_index:
@@ -334,72 +329,129 @@ static void print_block(out *o, const ir_block *blk, int depth) {
   for (const ir_stmt *s = blk->first; s; s = s->next) print_stmt(o, s, depth);
 }
 
-/* ---- field declarations (IR_PRINT_FIELDS) ---------------------------------- */
-
-typedef struct {
-  ir_program *p;
-  bool *used; /* per tree */
-} tree_marks;
-
+/* ---- field declarations (IR_PRINT_FIELDS) ----------------------------------
+** The trees the kernel names are declared before it, so that the text parses
+** on its own into a fresh program and every SNode gets back its id: `field`
+** when the tree is a chain of levels whose ids are those a `field`
+** declaration gets at that point of the text (the lowest ones not given
+** yet), else `tree`, which states every id. Trees print in the program's order, which the parse keeps, and
+** names are judged unique among these trees alone (the fresh program has no
+** others), so print -> parse -> print gives the same text. */
 
 static void mark_use(ir_stmt *s, void *ud) {
-  tree_marks *m = ud;
-  if (ir_op_names_snode(s->op) && s->aux >= 0 && s->aux < m->p->nsnodes && m->p->snodes[s->aux])
-    m->used[m->p->snodes[s->aux]->tree] = true;
+  out *o = ud;
+  const ir_snode *n = ir_op_names_snode(s->op) ? ir_program_snode(o->k->prog, s->aux) : NULL;
+  if (n) o->used[n->tree] = true;
 }
 
-/* A tree prints as one declaration when it is a chain of levels with
-** places, named uniquely, under the last one; otherwise a comment says so. */
-static void put_tree(out *o, const ir_tree *t) {
-  const ir_snode *n = t->root;
-  const ir_snode *levels[64];
-  int nlev = 0;
-  while (n->nchildren == 1 && ir_snode_kind_is_level(n->children[0]->kind) && nlev < 64)
-    n = levels[nlev++] = n->children[0];
-  bool ok = n->nchildren > 0;
-  for (int c = 0; ok && c < n->nchildren; c++) {
-    const ir_snode *pl = n->children[c];
-    ok = pl->kind == IR_SN_place && is_ident(pl->name) &&
-         !(pl->name[0] == 'S' && isdigit((unsigned char)pl->name[1]));
-    for (int i = 0; ok && i < o->k->prog->nsnodes; i++) {
-      const ir_snode *q = o->k->prog->snodes[i];
-      ok = !q || q == pl || q->kind != IR_SN_place || !q->name || strcmp(q->name, pl->name) != 0;
-    }
+/* A name the parser reads back as this place: a plain identifier, not
+** label-like, held by no other place in scope. */
+static bool name_unique(const out *o, const ir_snode *s) {
+  if (!s->name || !is_ident(s->name) || (s->name[0] == 'S' && isdigit((unsigned char)s->name[1])))
+    return false;
+  const ir_program *p = o->k->prog;
+  for (int i = 0; i < p->nsnodes; i++) {
+    const ir_snode *q = p->snodes[i];
+    if (q && q != s && q->kind == IR_SN_place && q->name && strcmp(q->name, s->name) == 0 &&
+        (!o->used || o->used[q->tree]))
+      return false;
   }
-  if (!ok) {
-    put(o, "# S%d: this tree has no `field` declaration form\n", t->root->id);
-    return;
+  return true;
+}
+
+static void put_axes(out *o, const ir_snode *lv) {
+  put(o, " [");
+  for (int a = 0; a < lv->naxes; a++)
+    put(o, "%s%c:%lld", a ? ", " : "", "ijklmnop"[lv->axes[a]], (long long)lv->shape[a]);
+  put(o, "]");
+  if (lv->kind == IR_SN_dynamic && lv->chunk_cells != ir_snode_default_chunk(lv->num_cells))
+    put(o, " chunk=%lld", (long long)lv->chunk_cells);
+}
+
+/* The id the parser's next new SNode gets: the lowest one the text has not
+** given yet (snode.c's take_id, in a fresh program). */
+static int lowest_free(const bool *taken) {
+  int id = 0;
+  while (id < IR_MAX_SNODES - 1 && taken[id]) id++;
+  return id;
+}
+
+/* `field` form: root, a chain of levels, then the places under the last one,
+** when their ids are those the parser gives them, in that order. */
+static bool put_field_decl(out *o, const ir_tree *t, bool *taken) {
+  const ir_snode *chain[IR_MAX_INDICES * 5], *n = t->root;
+  int len = 0, nlev = 0;
+  chain[len++] = n;
+  while (n->nchildren == 1 && ir_snode_kind_is_level(n->children[0]->kind) && len < IR_MAX_INDICES * 4) {
+    n = chain[len++] = n->children[0];
+    nlev++;
+  }
+  if (n->nchildren == 0 || n->nchildren > IR_MAX_INDICES) return false;
+  for (int c = 0; c < n->nchildren; c++) {
+    const ir_snode *pl = n->children[c];
+    if (pl->kind != IR_SN_place || !name_unique(o, pl)) return false;
+    chain[len++] = pl;
+  }
+  int k = 0;
+  for (; k < len && chain[k]->id == lowest_free(taken); k++) taken[chain[k]->id] = true;
+  if (k < len) {
+    while (k-- > 0) taken[chain[k]->id] = false;
+    return false;
   }
   put(o, "field ");
   for (int c = 0; c < n->nchildren; c++)
     put(o, "%s%s <%s>", c ? ", " : "", n->children[c]->name, ir_type_name(n->children[c]->dtype));
-  for (int l = 0; l < nlev; l++) {
-    const ir_snode *lv = levels[l];
-    put(o, " %s [", ir_snode_kind_name(lv->kind));
-    for (int a = 0; a < lv->naxes; a++)
-      put(o, "%s%c:%lld", a ? ", " : "", "ijklmnop"[lv->axes[a]], (long long)lv->shape[a]);
-    put(o, "]");
-    if (lv->kind == IR_SN_dynamic && lv->chunk_cells != ir_snode_default_chunk(lv->num_cells))
-      put(o, " chunk=%lld", (long long)lv->chunk_cells);
+  for (int l = 1; l <= nlev; l++) {
+    put(o, " %s", ir_snode_kind_name(chain[l]->kind));
+    put_axes(o, chain[l]);
   }
   put(o, "\n");
+  return true;
+}
+
+/* `tree` form: every node on a line of its own, by its label */
+static void put_node(out *o, const ir_snode *s, int depth, bool *taken) {
+  char lab[64];
+  put(o, "%*s%s", 2 * depth, "", ir_snode_label(s, lab, sizeof lab));
+  taken[s->id] = true;
+  if (s->kind == IR_SN_place) {
+    if (s->name) {
+      put(o, " ");
+      put_name(o, s->name);
+    }
+    put(o, "\n");
+    return;
+  }
+  if (s->kind != IR_SN_root) put_axes(o, s);
+  put(o, " {\n");
+  for (int c = 0; c < s->nchildren; c++) put_node(o, s->children[c], depth + 1, taken);
+  put(o, "%*s}\n", 2 * depth, "");
 }
 
 static void put_fields(out *o) {
   ir_program *p = o->k->prog;
-  if (!p || p->ntrees == 0) return;
-  bool used[IR_MAX_TREES] = {false};
-  tree_marks m = {p, used};
-  ir_walk(o->k->body, mark_use, &m);
-  for (int t = 0; t < p->ntrees; t++)
-    if (used[t] && p->trees[t].root) put_tree(o, &p->trees[t]);
+  bool taken[IR_MAX_SNODES] = {false};
+  for (int t = 0; p && t < p->ntrees; t++) {
+    const ir_tree *tr = &p->trees[t];
+    if (!o->used[t] || !tr->root) continue;
+    if (!put_field_decl(o, tr, taken)) {
+      put(o, "tree ");
+      put_node(o, tr->root, 0, taken);
+    }
+  }
 }
 
 char *ir_print_ex(ir_kernel *k, unsigned flags) {
-  out o = {malloc(256), 0, 256, flags, k};
+  bool used[IR_MAX_TREES] = {false};
+  out o = {malloc(256), 0, 256, flags, k, NULL};
   if (!o.buf) abort();
   o.buf[0] = 0;
-  if (flags & IR_PRINT_FIELDS) put_fields(&o);
+  if ((flags & IR_PRINT_FIELDS) && k->prog) {
+    o.used = used;
+    ir_walk(k->body, mark_use, &o);
+    put_fields(&o);
+  }
+  if (flags & IR_PRINT_ONLY_FIELDS) return o.buf;
   put(&o, "kernel ");
   put_name(&o, k->name ? k->name : "kernel");
   put(&o, "(");

@@ -118,8 +118,26 @@ bool ir_program_has_room(const ir_program *p) {
          (p->nsnodes < IR_MAX_SNODES || p->nfree_snodes > 0);
 }
 
-/* The lowest free SNode id, -1 when all IR_MAX_SNODES are taken. */
+bool ir_program_set_next_id(ir_program *p, int id) {
+  if (id < 0 || id >= IR_MAX_SNODES || (id < p->nsnodes && p->snodes[id])) return false;
+  p->next_id = id + 1;
+  return true;
+}
+
+/* The lowest free SNode id (or the one ir_program_set_next_id chose), -1
+** when all IR_MAX_SNODES are taken. */
 static int take_id(ir_program *p) {
+  if (p->next_id) {
+    int id = p->next_id - 1;
+    p->next_id = 0;
+    if (id < p->nsnodes) {
+      p->nfree_snodes--;                     /* a free slot below the others */
+    } else {
+      p->nfree_snodes += id - p->nsnodes;    /* the ids skipped are free slots */
+      p->nsnodes = id + 1;
+    }
+    return id;
+  }
   if (p->nfree_snodes > 0)
     for (int i = 0; i < p->nsnodes; i++)
       if (!p->snodes[i]) {

@@ -125,6 +125,7 @@ typedef struct {
 struct ir_program {
   ir_snode *snodes[IR_MAX_SNODES];
   int nsnodes, nfree_snodes;
+  int next_id;                     /* ir_program_set_next_id: id + 1 of the next SNode; 0: none */
   ir_tree trees[IR_MAX_TREES];     /* root NULL: a free slot */
   int ntrees, nfree_trees;
 };
@@ -134,6 +135,10 @@ void ir_program_free(ir_program *p);
 /* Frees tree `tree` and its SNodes; their slots and ids go to later trees. The
 ** caller makes sure nothing refers to them any more (kernels, instances). */
 void ir_tree_free(ir_program *p, int tree);
+/* The next SNode made in p gets id `id` instead of the lowest free one
+** (the IR text's `tree` declarations state every id). false when that id is
+** taken or out of range. */
+bool ir_program_set_next_id(ir_program *p, int id);
 /* Whether a new tree can start (a tree slot and an SNode id are free). */
 bool ir_program_has_room(const ir_program *p);
 /* Ops whose aux names an SNode (a place or a level): the trees a kernel uses. */

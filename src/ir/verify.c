@@ -334,7 +334,25 @@ static void check_types(verifier *v, const ir_stmt *s) {
     break;
   case IR_print:
     if (!ir_kernel_string(k, s->aux)) bad(v, s, "string %d does not exist", s->aux);
+    if (s->type == IR_void && s->imm.ival != 0)
+      bad(v, s, "a print of %lld values is a record print_more fills: its type is u64", (long long)s->imm.ival);
+    else if (s->type == IR_u64 && (s->imm.ival < s->nops || s->imm.ival < 1 || s->imm.ival > IR_MAX_PRINT_VALUES))
+      bad(v, s, "a record of %lld values cannot hold its own %d (at most %d)", (long long)s->imm.ival, s->nops,
+          IR_MAX_PRINT_VALUES);
+    else if (s->type != IR_void && s->type != IR_u64)
+      bad(v, s, "a print is void, or u64 for a record that print_more fills, not %s", tn);
     break;
+  case IR_print_more: {
+    const ir_stmt *r = s->ops[0];
+    if (r->op != IR_print || r->type != IR_u64)
+      bad(v, s, "$%d is a %s, not a print record (a u64 print)", r->id, ir_op_name(r->op));
+    else if (s->imm.ival < r->nops || s->imm.ival + s->nops - 1 > r->imm.ival)
+      bad(v, s, "writes values %lld..%lld of $%d, which has %d of its own and room for %lld",
+          (long long)s->imm.ival, (long long)s->imm.ival + s->nops - 2, r->id, r->nops, (long long)r->imm.ival);
+    else if (s->type != IR_void)
+      bad(v, s, "print_more gives no value (type %s)", tn);
+    break;
+  }
   case IR_assert:
     if (a != IR_i1) bad(v, s, "the condition $%d is %s, not i1", s->ops[0]->id, ir_type_name(a));
     if (!ir_kernel_string(k, s->aux)) bad(v, s, "string %d does not exist", s->aux);
@@ -396,6 +414,10 @@ static void check_stmt(verifier *v, const ir_stmt *s, const ir_block *blk, const
       bad(v, s, "has %d operands, expected 1 (0 only in a kernel without a result)", s->nops);
   } else if (want >= 0 && s->nops != want) {
     bad(v, s, "has %d operands, expected %d", s->nops, want);
+  } else if (s->op == IR_print || s->op == IR_print_more) {
+    int least = s->op == IR_print_more ? 2 : 0;  /* the record and a value */
+    if (s->nops < least || s->nops > IR_MAX_OPS)
+      bad(v, s, "has %d operands, expected %d to %d", s->nops, least, IR_MAX_OPS);
   } else if (s->nops < 0 || s->nops > IR_MAX_INDICES + (want >= 0 ? 2 : 0)) {
     bad(v, s, "has %d operands", s->nops);
   }
@@ -436,6 +458,11 @@ static void check_stmt(verifier *v, const ir_stmt *s, const ir_block *blk, const
   if (v->failed) return;
 
   check_types(v, s);
+  /* a value or not, as ops.def says (print: void, or u64 for a record) */
+  if ((flags & IR_VALUE) && s->type == IR_void)
+    bad(v, s, "%s gives a value: write its type, as in <i32> $%d = ...", ir_op_name(s->op), s->id);
+  else if (!(flags & IR_VALUE) && s->type != IR_void && s->op != IR_print)
+    bad(v, s, "%s gives no value: it has no type (not %s)", ir_op_name(s->op), ir_type_name(s->type));
   if (v->failed) return;
 
   /* child blocks */

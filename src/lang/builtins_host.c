@@ -57,6 +57,7 @@ struct rt_builtins *lang_builtins_begin_launch(lang_program *p) {
 static void push_slot(lua_State *L, const rt_print_slot *v) {
   uint64_t u = v->bits;
   switch ((ir_type)v->type) {
+  case IR_void: lua_pushnil(L); break;   /* a value no print_more wrote */
   case IR_i1: lua_pushboolean(L, (int)(u & 1)); break;
   case IR_f32: {
     uint32_t w = (uint32_t)u;
@@ -124,6 +125,7 @@ void lang_builtins_flush(lua_State *L, const lang_compiled *c) {
   for (uint64_t at = 0; at + sizeof(rt_print_header) <= end;) {
     const rt_print_header *h = (const rt_print_header *)(b->print_data + at);
     if (h->bytes < sizeof *h || h->bytes > end - at) break;   /* never written: cannot happen */
+    if (h->string < 0) break;   /* the end of the records, before a dropped one (print.c) */
     push_record(L, c->k, h);
     lua_write(L, NULL);
     at += h->bytes;

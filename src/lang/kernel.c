@@ -295,13 +295,21 @@ static int l_launch(lua_State *L) {
   return 1;
 }
 
-/* core.compiled_ir(compiled) -> the IR after every pass */
+/* core.compiled_ir(compiled) -> the IR after every pass, after the
+** declarations of the trees it names: these and any one part parse back */
 static int l_compiled_ir(lua_State *L) {
   lang_compiled *c = luaL_checkudata(L, 1, LANG_COMPILED);
   if (!c->ir_text && c->traced) {
     ir_kernel *k = ir_kernel_clone(c->traced);
     if (!k) return luaL_error(L, "out of memory");
     dump_buf d = {.echo = false};
+    char *decl = ir_print_ex(k, IR_PRINT_FIELDS | IR_PRINT_ONLY_FIELDS);
+    if (*decl) {
+      buf_add(&d, "# fields\n");
+      buf_add(&d, decl);
+      buf_add(&d, "\n");
+    }
+    free(decl);
     dump_pass("trace", k, &d);
     ir_compile(k, true, dump_pass, &d);
     ir_kernel_free(k);

@@ -43,7 +43,9 @@ uint64_t rt_random_hash(uint64_t seed, uint64_t launch, uint32_t site, uint32_t 
 **           or zero-extended, f32 as its 32-bit pattern, f64 as its bits)
 ** Records are reserved with one atomic add, so the buffer holds them in the
 ** order threads reserved them: each thread's records in program order. A
-** record that does not fit is dropped (counted), and so is every later one. */
+** record that does not fit is dropped (counted), and so is every later one;
+** the one that crosses the end leaves a header with string -1 there (when
+** one fits), the end of the records. */
 typedef struct {
   uint32_t bytes;
   int32_t string, nvalues, unused;

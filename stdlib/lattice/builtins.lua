@@ -99,11 +99,15 @@ end
 
 -- ---- print in kernels ------------------------------------------------------------------------
 
-local MAX_VALUES = 10   -- IR_MAX_OPS: operands of one print statement
+local MAX_OPS = 10            -- IR_MAX_OPS: operands of one statement
+local MAX_VALUES = 65536      -- IR_MAX_PRINT_VALUES: values of one print record
 
 -- print(...) inside a kernel: Lua values become text now, kernel values are
 -- printed when the kernel runs; the arguments are separated by tabs, as
 -- Lua's print does. '%' in the format stands for a value, "%%" for '%'.
+-- Up to 10 kernel values make one print statement; more make a print typed
+-- u64 (the record, room for all of them) and print_more statements that
+-- write the rest into it, so the line is still one record (docs/ir.md).
 function M.kernel_print(...)
   local parts, ops = {}, {}
   for i = 1, select("#", ...) do
@@ -119,8 +123,18 @@ function M.kernel_print(...)
     end
   end
   local b = T.B()
-  local s = b:op("print", core.type_id("void"), table.unpack(ops))
-  b:set_aux(s, b:add_string(table.concat(parts, "\t")), 0)
+  local fmt = b:add_string(table.concat(parts, "\t"))
+  if #ops <= MAX_OPS then
+    b:set_aux(b:op("print", core.type_id("void"), table.unpack(ops)), fmt, 0)
+    return
+  end
+  local record = b:op("print", core.type_id("u64"), table.unpack(ops, 1, MAX_OPS))
+  b:set_aux(record, fmt, #ops)
+  for first = MAX_OPS + 1, #ops, MAX_OPS - 1 do
+    local more = b:op("print_more", core.type_id("void"), record,
+      table.unpack(ops, first, math.min(first + MAX_OPS - 2, #ops)))
+    b:set_aux(more, 0, first - 1)
+  end
 end
 
 -- ---- lt.assert ---------------------------------------------------------------------------------

@@ -12,11 +12,13 @@
 #include "ir/passes/passes.h"
 #include "ir/snode.h"
 
+#define P(name, doc) " " #name
 static const char *usage =
     "usage: lattice-opt [--passes a,b,...] [--verify] [--types] [--loc] [--fields] [--renumber]\n"
     "                   [--print-after-all] [FILE|-]\n"
     "       lattice-opt --test FILE.ir     (LT_BLESS=1 rewrites the expectation)\n"
-    "passes: typecheck constfold cse dce offload (comma-separated, run in that order)\n";
+    "passes (comma-separated, run in the order given):" IR_PASSES(P) "\n";
+#undef P
 
 static char *read_file(const char *path) {
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");

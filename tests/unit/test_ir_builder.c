@@ -23,8 +23,8 @@ static void test_tables(void) {
   for (int op = 0; op < IR_NUM_OPS; op++) CHECK(ir_op_from_name(ir_op_name((ir_op)op)) == op);
   CHECK(ir_op_from_name("frobnicate") == -1);
   /* flags as ops.def spells them */
-  CHECK(ir_op_flags(IR_const) == IR_PURE);
-  CHECK(ir_op_flags(IR_local_load) == 0);
+  CHECK(ir_op_flags(IR_const) == (IR_PURE | IR_VALUE));
+  CHECK(ir_op_flags(IR_local_load) == IR_VALUE);
   CHECK(ir_op_flags(IR_global_store) == IR_EFFECT);
   CHECK(ir_op_flags(IR_if) == (IR_EFFECT | IR_BLOCKS));
   CHECK(ir_op_flags(IR_break) == (IR_EFFECT | IR_JUMP));

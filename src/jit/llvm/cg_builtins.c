@@ -76,22 +76,51 @@ static LLVMValueRef print_bits(cg *c, ir_stmt *v) {
   }
 }
 
-static void print_(cg *c, ir_stmt *s) {
-  LLVMTypeRef tys[3] = {c->t_ptr, c->t_i32, c->t_i32};
-  LLVMValueRef args[3] = {c->ctxv, LLVMConstInt(c->t_i32, (unsigned long long)s->aux, 0),
-                          LLVMConstInt(c->t_i32, (unsigned long long)s->nops, 0)};
-  LLVMValueRef slots = cg_call(c, "rt_print_reserve", c->t_ptr, 3, tys, args);
-  LLVMBasicBlockRef put = cg_new_bb(c, "print"), done = cg_new_bb(c, "printed");
-  LLVMBuildCondBr(B, LLVMBuildIsNull(B, slots, ""), done, put);
-  LLVMPositionBuilderAtEnd(B, put);
-  for (int i = 0; i < s->nops; i++) {
-    LLVMValueRef off = LLVMConstInt(c->t_i64, 16ull * (unsigned)i, 0);
+/* Stores the values ops[from..] into the slots at, at + 1, ... of the record
+** whose slots start at `slots` (known not null here). */
+static void put_slots(cg *c, ir_stmt *s, LLVMValueRef slots, int from, int64_t at) {
+  for (int i = from; i < s->nops; i++) {
+    uint64_t slot = (uint64_t)(at + i - from);
+    LLVMValueRef off = LLVMConstInt(c->t_i64, 16 * slot, 0);
     LLVMValueRef p = LLVMBuildGEP2(B, c->t_i8, slots, &off, 1, "");
     LLVMBuildStore(B, LLVMConstInt(c->t_i32, (unsigned long long)s->ops[i]->type, 0), p);
-    off = LLVMConstInt(c->t_i64, 16ull * (unsigned)i + 8, 0);
+    off = LLVMConstInt(c->t_i64, 16 * slot + 8, 0);
     p = LLVMBuildGEP2(B, c->t_i8, slots, &off, 1, "");
     LLVMBuildStore(B, print_bits(c, s->ops[i]), p);
   }
+}
+
+/* print: reserves a record (for all its values: a u64 print's are written by
+** the print_mores naming it, which get the slots' address, 0 when the buffer
+** was full) and writes its own values; the others start as void ("nil"). */
+static void print_(cg *c, ir_stmt *s) {
+  int64_t total = s->type == IR_u64 ? s->imm.ival : s->nops;
+  LLVMTypeRef tys[3] = {c->t_ptr, c->t_i32, c->t_i32};
+  LLVMValueRef args[3] = {c->ctxv, LLVMConstInt(c->t_i32, (unsigned long long)s->aux, 0),
+                          LLVMConstInt(c->t_i32, (unsigned long long)total, 0)};
+  LLVMValueRef slots = cg_call(c, "rt_print_reserve", c->t_ptr, 3, tys, args);
+  if (s->type == IR_u64) cg_set(c, s, LLVMBuildPtrToInt(B, slots, c->t_i64, ""));
+  LLVMBasicBlockRef put = cg_new_bb(c, "print"), done = cg_new_bb(c, "printed");
+  LLVMBuildCondBr(B, LLVMBuildIsNull(B, slots, ""), done, put);
+  LLVMPositionBuilderAtEnd(B, put);
+  put_slots(c, s, slots, 0, 0);
+  if (total > s->nops) {
+    LLVMValueRef off = LLVMConstInt(c->t_i64, 16ull * (uint64_t)s->nops, 0);
+    LLVMValueRef rest = LLVMBuildGEP2(B, c->t_i8, slots, &off, 1, "");
+    LLVMBuildMemSet(B, rest, LLVMConstInt(c->t_i8, 0, 0),
+                    LLVMConstInt(c->t_i64, 16ull * (uint64_t)(total - s->nops), 0), 8);
+  }
+  LLVMBuildBr(B, done);
+  LLVMPositionBuilderAtEnd(B, done);
+}
+
+/* print_more: values imm.ival.. of the record ops[0] */
+static void print_more(cg *c, ir_stmt *s) {
+  LLVMValueRef slots = LLVMBuildIntToPtr(B, cg_get(c, s->ops[0]), c->t_ptr, "");
+  LLVMBasicBlockRef put = cg_new_bb(c, "print"), done = cg_new_bb(c, "printed");
+  LLVMBuildCondBr(B, LLVMBuildIsNull(B, slots, ""), done, put);
+  LLVMPositionBuilderAtEnd(B, put);
+  put_slots(c, s, slots, 1, s->imm.ival);
   LLVMBuildBr(B, done);
   LLVMPositionBuilderAtEnd(B, done);
 }
@@ -102,6 +131,7 @@ bool cg_builtins(cg *c, ir_stmt *s) {
   case IR_check_bound: check_bound(c, s); return true;
   case IR_random: cg_set(c, s, random_(c, s)); return true;
   case IR_print: print_(c, s); return true;
+  case IR_print_more: print_more(c, s); return true;
   case IR_assert: assert_(c, s); return true;
   default: return false;
   }

@@ -193,7 +193,7 @@ static void scan_runtime_use(ir_stmt *s, void *ud) {
   case IR_snode_append: case IR_snode_length: case IR_snode_deactivate_all: case IR_struct_for:
   case IR_task_clear_list: case IR_task_listgen: case IR_task_struct_for: case IR_task_gc:
   case IR_task_deactivate_all:
-  case IR_check_bound: case IR_random: case IR_print: case IR_assert:   /* cg_builtins.c */
+  case IR_check_bound: case IR_random: case IR_print: case IR_print_more: case IR_assert:   /* cg_builtins.c */
     r->uses = true;
     break;
   default: break;
