@@ -241,12 +241,18 @@ H.and_, H.or_, H.not_ = T.and_, T.or_, T.not_
 local function loops() return T.current().loops end
 
 -- Runs fn with the builder appending to block blk, then restores.
+local MAX_IR_DEPTH = 1000          -- IR_MAX_DEPTH of src/ir/ir.h: what the IR parser accepts
+
 local function in_block(blk, fn, ...)
   local S = T.current()
   local b = S.b
   local saved = b:block()
   b:set_block(blk)
   local d = (S.ir_depth or 0) + 1
+  if d > MAX_IR_DEPTH then
+    fail("the kernel's IR blocks nest more than " .. MAX_IR_DEPTH .. " deep (ifs and loops, also through helper "
+      .. "functions called inside them); the IR text form allows no more (docs/ir.md): nest less")
+  end
   S.ir_depth = d
   local r = table.pack(fn(...))
   close_depth(S, d)
