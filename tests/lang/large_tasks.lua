@@ -140,4 +140,77 @@ for k = 1, NS do
 end
 check("sparse struct-for: wrong cells", bad, 0)
 
+-- blocks that are too large inside a task are cut into pieces called in
+-- place (cg_outline): the row loop of an ndrange, an if around the whole
+-- body, a value loaded from a field the loop writes and used throughout,
+-- a local updated in every piece, and a while loop whose break comes last
+local h = {}
+for k = 1, N do h[k] = lt.field(lt.i32, { M, 4 }) end
+local rows = lt.kernel(function(s)
+  for i, j in lt.ndrange(M, 4) do   -- 64 rows: a parallel loop over rows, a loop along j inside
+    for k in lt.static(1, N) do h[k][i][j] = i * k + j + s end
+  end
+end, { s = lt.i32 })
+rows(3)
+bad = 0
+for k = 1, N do
+  for i = 0, M - 1 do
+    for j = 0, 3 do
+      if h[k][i][j] ~= i * k + j + 3 then bad = bad + 1 end
+    end
+  end
+end
+check("ndrange rows: wrong cells", bad, 0)
+
+local wrapped = lt.kernel(function()
+  for i = 0, M - 1 do
+    if i % 3 ~= 1 then
+      local v = g[1][i]   -- g[1] is written below: not recomputed, passed on
+      for k in lt.static(1, N) do g[k][i] = g[k][i] + v + k end
+    end
+  end
+end)
+for k = 1, N do
+  for i = 0, M - 1 do before[k][i] = g[k][i] end
+end
+wrapped()
+bad = 0
+for k = 1, N do
+  for i = 0, M - 1 do
+    local want = before[k][i]
+    if i % 3 ~= 1 then want = want + before[1][i] + k end
+    if g[k][i] ~= want then bad = bad + 1 end
+  end
+end
+check("if around the body, loaded value across pieces: wrong cells", bad, 0)
+
+-- a serial kernel: a local summed in every piece, a while loop left by a
+-- break after its large body, and the result returned
+local serial = lt.kernel(function(n)
+  local acc = 0
+  local r = 0
+  while true do
+    for k in lt.static(1, N) do
+      g[k][r] = r + k
+      acc = acc + g[k][r]
+    end
+    r = r + 1
+    if r >= n then break end
+  end
+  return acc
+end, { n = lt.i32 }, lt.i32)
+local got = serial(3)
+local want_acc = 0
+for r = 0, 2 do
+  for k = 1, N do want_acc = want_acc + r + k end
+end
+check("serial pieces: result", got, want_acc)
+bad = 0
+for k = 1, N do
+  for r = 0, 2 do
+    if g[k][r] ~= r + k then bad = bad + 1 end
+  end
+end
+check("serial pieces: wrong cells", bad, 0)
+
 T.finish("large task")

@@ -44,14 +44,25 @@ static ir_snode **places(ir_program *p, int n) {
   return pl;
 }
 
-/* What cg_build made of k's first task: its part functions (named
-** TASK_partM) and the field stores (the ones carrying a TBAA tag) of each. */
+/* What cg_build made of k's first task: its parts (functions named
+** TASK_partM, in order), the pieces cut out of blocks (..._pieceM), and the
+** field stores (those carrying a TBAA tag) of each function. */
 typedef struct {
-  int nparts;
-  int stores[64];     /* per part; [0] is the whole task when not split */
+  int nparts, npieces;
+  int stores[64];     /* per part, in order; [0] is the task's function when not split */
   int loads[64];
-  int total;
+  int piece_stores[64];
+  int total;          /* in every function */
 } shape;
+
+static void count(LLVMValueRef f, unsigned tbaa, int *stores, int *loads) {
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      if (!LLVMGetMetadata(in, tbaa)) continue;
+      if (LLVMGetInstructionOpcode(in) == LLVMStore) (*stores)++;
+      if (LLVMGetInstructionOpcode(in) == LLVMLoad && loads) (*loads)++;
+    }
+}
 
 static shape module_shape(ir_kernel *k) {
   shape sh = {0};
@@ -72,12 +83,14 @@ static shape module_shape(ir_kernel *k) {
     if (!f && i == 0) f = LLVMGetNamedFunction(m.mod, task);   /* not split */
     if (!f) break;
     if (strstr(LLVMGetValueName2(f, &(size_t){0}), "_part")) sh.nparts++;
-    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
-      for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
-        if (!LLVMGetMetadata(in, tbaa)) continue;
-        if (LLVMGetInstructionOpcode(in) == LLVMStore) sh.stores[i]++, sh.total++;
-        if (LLVMGetInstructionOpcode(in) == LLVMLoad) sh.loads[i]++;
-      }
+    count(f, tbaa, &sh.stores[i], &sh.loads[i]);
+  }
+  for (LLVMValueRef f = LLVMGetFirstFunction(m.mod); f; f = LLVMGetNextFunction(f)) {
+    int stores = 0;
+    count(f, tbaa, &stores, NULL);
+    sh.total += stores;
+    if (strstr(LLVMGetValueName2(f, &(size_t){0}), "_piece") && sh.npieces < 64)
+      sh.piece_stores[sh.npieces++] = stores;
   }
   LLVMDisposeModule(m.mod);
   cg_module_free(&m);
@@ -120,7 +133,7 @@ static void test_split_counts(void) {
   ** reloading g_0 rather than carrying the value across */
   ir_kernel *k = wide(p, g, 1000, "wide", false);
   shape sh = module_shape(k);
-  CHECKF(sh.nparts == 5, "%d parts", sh.nparts);
+  CHECKF(sh.nparts == 5 && sh.npieces == 0, "%d parts, %d pieces", sh.nparts, sh.npieces);
   CHECK(sh.total == 999);
   for (int m = 0; m < sh.nparts; m++) {
     CHECKF(sh.stores[m] > 0 && sh.stores[m] <= CG_PART_ACCESSES, "part %d: %d stores", m, sh.stores[m]);
@@ -147,10 +160,34 @@ static void test_split_counts(void) {
   ir_kernel_free(k);
 
   /* the value loaded from g_0 is used by the last store and g_0 is written
-  ** (by the first): no cut may separate them, so the task stays whole */
+  ** (by the first): no part may recompute it, so the task is not cut into
+  ** parts; its loop body is cut into pieces called in place instead, the
+  ** value passed on in memory; 1001 addresses (g_0 loaded and stored
+  ** through two global_ptrs, not CSE'd here) make six pieces */
   k = wide(p, g, 1000, "whole", true);
   sh = module_shape(k);
-  CHECKF(sh.nparts == 0 && sh.total == 1000, "%d parts, %d stores", sh.nparts, sh.total);
+  CHECKF(sh.nparts == 0 && sh.npieces == 6 && sh.total == 1000, "%d parts, %d pieces, %d stores", sh.nparts,
+         sh.npieces, sh.total);
+  for (int m = 0; m < sh.npieces; m++)
+    CHECKF(sh.piece_stores[m] > 0 && sh.piece_stores[m] <= CG_PART_ACCESSES, "piece %d: %d stores", m,
+           sh.piece_stores[m]);
+  jk = compile(k);
+  if (jk) {
+    h_ctx h;
+    h_ctx_init(&h, p);
+    for (int i = 0; i < 64; i++) *(int32_t *)h_elem(&h, g[0], i) = 1000 + i;
+    h.args[0] = 3;
+    CHECK(be->launch(be, jk, &h.ctx));
+    int bad = 0;
+    for (int q = 0; q < 1000; q++)
+      for (int i = 0; i < 64; i++) {
+        int32_t want = q == 500 ? i + 3 : i * (q + 1) + 3 + (q == 999 ? 1000 + i : 0);
+        if (*(int32_t *)h_elem(&h, g[q], i) != want) bad++;
+      }
+    CHECKF(bad == 0, "%d wrong cells", bad);
+    h_ctx_free(&h, p);
+    be->release(be, jk);
+  }
   ir_kernel_free(k);
 
   /* at most CG_SPLIT_ACCESSES field addresses: whole; one more: split */

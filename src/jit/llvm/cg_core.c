@@ -123,7 +123,7 @@ LLVMValueRef cg_int_convert(cg *c, LLVMValueRef v, bool is_signed, LLVMTypeRef t
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-static void stmt(cg *c, ir_stmt *s) {
+void cg_stmt(cg *c, ir_stmt *s) {
   cg_open(c);
   /* cg_sparse first: it takes the loop_index of struct-for tasks */
   if (cg_sparse(c, s) || cg_builtins(c, s) || cg_arith(c, s) || cg_memory(c, s) || cg_control(c, s)) return;
@@ -135,11 +135,12 @@ void cg_block(cg *c, ir_block *blk) {
   if (!blk) return;
   ir_stmt *s = blk->first, *end = NULL;
   if (blk == c->part_body) {   /* a part of a split task (cg_split.c) */
-    for (int i = 0; i < c->part_ncarry; i++) stmt(c, c->part_carry[i]);
+    for (int i = 0; i < c->part_ncarry; i++) cg_stmt(c, c->part_carry[i]);
     s = c->part_first;
     end = c->part_end;
   }
-  for (; s != end; s = s->next) stmt(c, s);
+  if (cg_outline(c, blk, s, end)) return;   /* too large: as calls (cg_split.c) */
+  for (; s != end; s = s->next) cg_stmt(c, s);
 }
 
 static LLVMTypeRef task_type(cg *c) {
@@ -172,6 +173,7 @@ static LLVMValueRef emit_task(cg *c, ir_stmt *task, const char *name) {
 ** per part, called in order by the task's function, which returns after a
 ** part that raised an error (rt_context.error set). */
 static LLVMValueRef task_function(cg *c, ir_stmt *task, const char *name) {
+  c->outline_ok = task->op == IR_task_range_for || task->op == IR_task_serial;
   cg_split_free(&c->split);   /* the previous task's */
   free(c->split_fns);
   c->split_fns = NULL;

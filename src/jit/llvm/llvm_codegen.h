@@ -116,6 +116,12 @@ typedef struct {
 } cg_split;
 bool cg_split_plan(const cg *c, ir_stmt *task, cg_split *sp);
 void cg_split_free(cg_split *sp);
+/* Emits the statements of blk from first up to end (exclusive; NULL: to
+** the end) of a range_for or serial task, when they are too large, as
+** pieces of at most CG_PART_ACCESSES addresses / CG_PART_STMTS statements,
+** each a function called in place (cg_split.c); false when they are not
+** too large or cannot be cut (then the caller emits them as usual). */
+bool cg_outline(cg *c, ir_block *blk, ir_stmt *first, ir_stmt *end);
 
 typedef struct {
   const ir_stmt *key;
@@ -173,6 +179,8 @@ struct cg {
   ir_stmt *part_first, *part_end;
   ir_stmt **part_carry;
   int part_ncarry;
+  bool outline_ok;                       /* cg_outline may cut blocks of this task */
+  int npieces;                           /* functions cg_outline made (for their names) */
   /* statement -> value (for loops and tasks: their current index) */
   cg_slot *slots;
   size_t nslots, cap;
@@ -189,6 +197,7 @@ void cg_fail(cg *c, const ir_stmt *s, const char *fmt, ...)
     ;
 LLVMTypeRef cg_type(cg *c, ir_type t);
 LLVMValueRef cg_get(cg *c, const ir_stmt *s);        /* value of an operand */
+void cg_stmt(cg *c, ir_stmt *s);                     /* emits one statement */
 void cg_set(cg *c, const ir_stmt *s, LLVMValueRef v);
 void cg_block(cg *c, ir_block *blk);                 /* emits every statement */
 LLVMValueRef cg_call(cg *c, const char *name, LLVMTypeRef ret, int n, LLVMTypeRef *ptys,
