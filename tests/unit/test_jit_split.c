@@ -108,6 +108,8 @@ static jit_kernel *compile(ir_kernel *k) {
 ** g_{n/2}[i] = i + arg0 (a pure value defined at the top); g_0[i], loaded
 ** at the top, is added to the last store. With read_written g_0 is stored
 ** too (first). n field addresses either way. */
+static int bad_at = -1;   /* test_error_inside: where wide() puts a bad statement */
+
 static ir_kernel *wide(ir_program *p, ir_snode **g, int n, const char *name, bool read_written) {
   ir_kernel *k = ir_kernel_new(name, p);
   k->nargs = 1;
@@ -119,6 +121,10 @@ static ir_kernel *wide(ir_program *p, ir_snode **g, int n, const char *name, boo
   ir_stmt *base = bin(&b, IR_add, i, ir_b_arg(&b, 0));   /* a pure value every part uses */
   ir_stmt *v0 = ir_b_global_load(&b, h_ptr(&b, g[0], i));
   for (int q = read_written ? 0 : 1; q < n; q++) {
+    if (q == bad_at) {
+      ir_stmt *idx[2] = {i, i};
+      ir_b_global_store(&b, ir_b_global_ptr(&b, g[1]->id, 2, idx), i);
+    }
     ir_stmt *v = bin(&b, IR_add, bin(&b, IR_mul, i, ci32(&b, q + 1)), ir_b_arg(&b, 0));
     if (q == n - 1) v = bin(&b, IR_add, v, v0);
     ir_b_global_store(&b, h_ptr(&b, g[q], i), q == n / 2 ? bin(&b, IR_add, base, ci32(&b, 0)) : v);
@@ -248,12 +254,30 @@ static void test_no_cut_after_return(void) {
   ir_program_free(p);
 }
 
+/* A statement codegen refuses (a global_ptr with two indices into a
+** one-index field) in the middle of a part or of a piece: the compile fails
+** with its message (the sanitizer build checks that nothing leaks). */
+static void test_error_inside(void) {
+  ir_program *p = ir_program_new();
+  ir_snode **g = places(p, 1000);
+  for (int read_written = 0; read_written < 2; read_written++) {
+    bad_at = 300;
+    ir_kernel *k = wide(p, g, 600, read_written ? "bad_pieces" : "bad_parts", read_written);
+    bad_at = -1;
+    CHECK(be->compile(be, k, err, sizeof err) == NULL);
+    CHECK_CONTAINS(err, "takes 1 indices, got 2");
+    ir_kernel_free(k);
+  }
+  ir_program_free(p);
+}
+
 int main(void) {
   be = jit_cpu_create(2, false, err, sizeof err);
   CHECKF(be != NULL, "%s", err);
   if (!be) return check_finish("test_jit_split");
   test_split_counts();
   test_no_cut_after_return();
+  test_error_inside();
   be->destroy(be);
   return check_finish("test_jit_split");
 }

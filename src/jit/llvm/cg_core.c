@@ -286,6 +286,7 @@ bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *
   if (setjmp(c->fail)) goto done;
   if (!k->offloaded) cg_fail(c, NULL, "the kernel is not offloaded (run the offload pass first)");
   if (kernel_uses_runtime(k) && !cg_runtime_link(t, c->mod, err, errlen)) goto done;
+  c->ids_ok = cg_split_ids_ok(k);
   int ntasks = 0;
   for (ir_stmt *s = k->body->first; s; s = s->next) ntasks++;
   out->names = calloc(ntasks ? ntasks : 1, sizeof *out->names);

@@ -342,6 +342,28 @@ static bool carries(plan *p, const int *starts, cg_split *out) {
   return true;
 }
 
+/* ---- the kernel's statements ----------------------------------------------------------- */
+
+typedef struct {
+  unsigned char *seen;
+  int n;
+  bool ok;
+} id_check;
+
+static void check_id(ir_stmt *s, void *ud) {
+  id_check *k = ud;
+  if (s->id < 0 || s->id >= k->n || k->seen[s->id]) k->ok = false;
+  else k->seen[s->id] = 1;
+}
+
+bool cg_split_ids_ok(ir_kernel *k) {
+  id_check chk = {calloc((size_t)(k->next_id > 0 ? k->next_id : 1), 1), k->next_id, true};
+  if (!chk.seen) return false;
+  ir_walk(k->body, check_id, &chk);
+  free(chk.seen);
+  return chk.ok;
+}
+
 void cg_split_free(cg_split *sp) {
   for (int m = 0; sp->carry && m < sp->nparts; m++) free(sp->carry[m]);
   free(sp->carry);
@@ -353,7 +375,7 @@ void cg_split_free(cg_split *sp) {
 bool cg_split_plan(const cg *c, ir_stmt *task, cg_split *out) {
   memset(out, 0, sizeof *out);
   ir_block *body = task->blocks[0];
-  if (!body || !body->first || !range_too_large(body->first, NULL)) return true;
+  if (!c->ids_ok || !body || !body->first || !range_too_large(body->first, NULL)) return true;
   plan p;
   int *starts = NULL;
   bool ok = true;
@@ -428,6 +450,26 @@ typedef struct {
   LLVMTypeRef *type;  /* [n] the LLVM type of what the slot holds; NULL: nothing stored yet */
 } env_map;
 
+/* Everything cg_outline allocates, in one place: freed on the way out and
+** when code generation fails inside (cg_fail unwinds to cg_build). */
+typedef struct {
+  plan p;
+  int *starts;
+  stmt_list in;
+  env_map e;
+  LLVMValueRef *saved;   /* piece_function's, while it runs */
+} outline_state;
+
+static void outline_free(outline_state *o) {
+  free(o->in.v);
+  free(o->e.slot);
+  free(o->e.type);
+  free(o->starts);
+  free(o->saved);
+  plan_free(&o->p);
+  free(o);
+}
+
 static LLVMValueRef slot_ptr(cg *c, const env_map *e, const ir_stmt *o) {
   LLVMValueRef idx = LLVMConstInt(c->t_i64, (unsigned long long)e->slot[o->id], 0);
   return LLVMBuildGEP2(c->b, c->t_i64, e->env, &idx, 1, "");
@@ -451,7 +493,10 @@ static void receive(cg *c, const env_map *e, const stmt_list *in, LLVMValueRef *
 
 /* Piece [from, to) as a function (ctx, env); returns it. Leaves the
 ** caller's state (function, builder, value map) as it was. */
-static LLVMValueRef piece_function(cg *c, plan *p, env_map *e, const stmt_list *in, int from, int to) {
+static LLVMValueRef piece_function(cg *c, outline_state *o, int from, int to) {
+  plan *p = &o->p;
+  env_map *e = &o->e;
+  const stmt_list *in = &o->in;
   char name[240];
   size_t len;
   snprintf(name, sizeof name, "%.200s_piece%d", LLVMGetValueName2(c->fn, &len), c->npieces++);
@@ -460,8 +505,7 @@ static LLVMValueRef piece_function(cg *c, plan *p, env_map *e, const stmt_list *
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
   LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->ctx, noinline, 0));
-  LLVMValueRef *saved = malloc((size_t)(in->n + 1) * sizeof *saved);
-  if (!saved) cg_fail(c, p->at[from], "out of memory");
+  if (!(o->saved = malloc((size_t)(in->n + 1) * sizeof *o->saved))) cg_fail(c, p->at[from], "out of memory");
   LLVMValueRef saved_fn = c->fn, saved_ctxv = c->ctxv, saved_env = e->env;
   LLVMBasicBlockRef saved_entry = c->entry, saved_bb = LLVMGetInsertBlock(c->b);
   int saved_nloops = c->nloops;
@@ -472,7 +516,7 @@ static LLVMValueRef piece_function(cg *c, plan *p, env_map *e, const stmt_list *
   LLVMBasicBlockRef body = cg_new_bb(c, "body");
   LLVMPositionBuilderAtEnd(c->b, body);
   c->nloops = 0;   /* no jump leaves a piece (plan_cuts) */
-  receive(c, e, in, saved);
+  receive(c, e, in, o->saved);
   for (int q = from; q < to; q++) cg_stmt(c, p->at[q]);
   cg_open(c);
   for (int q = from; q < to; q++)
@@ -480,8 +524,9 @@ static LLVMValueRef piece_function(cg *c, plan *p, env_map *e, const stmt_list *
   LLVMBuildRetVoid(c->b);
   LLVMPositionBuilderAtEnd(c->b, c->entry);
   LLVMBuildBr(c->b, body);
-  for (int i = 0; i < in->n; i++) cg_set(c, in->v[i], saved[i]);
-  free(saved);
+  for (int i = 0; i < in->n; i++) cg_set(c, in->v[i], o->saved[i]);
+  free(o->saved);
+  o->saved = NULL;
   c->fn = saved_fn;
   c->ctxv = saved_ctxv;
   e->env = saved_env;
@@ -507,56 +552,62 @@ static void call_piece(cg *c, LLVMValueRef fn, LLVMValueRef env) {
 }
 
 bool cg_outline(cg *c, ir_block *blk, ir_stmt *first, ir_stmt *end) {
-  if (!c->outline_ok || !first || first == end || !range_too_large(first, end)) return false;
-  plan p;
-  int *starts = NULL, nstarts = 0, nslots = 0;
-  stmt_list in = {0};
-  env_map e = {0};
-  bool done = false;
-  if (!plan_init(&p, c, blk, first, end) || (nstarts = plan_cuts(&p, true, &starts)) < 2) goto out;
-  e.slot = malloc((size_t)p.n * sizeof *e.slot);
-  e.type = calloc((size_t)p.n, sizeof *e.type);
-  if (!e.slot || !e.type) goto out;
-  for (int i = 0; i < p.n; i++) e.slot[i] = -1;
+  if (!c->ids_ok || !c->outline_ok || !first || first == end || !range_too_large(first, end)) return false;
+  outline_state *o = calloc(1, sizeof *o);
+  if (!o) return false;
+  plan *p = &o->p;
+  env_map *e = &o->e;
+  stmt_list *in = &o->in;
+  int nstarts = 0, nslots = 0;
+  if (!plan_init(p, c, blk, first, end) || (nstarts = plan_cuts(p, true, &o->starts)) < 2) goto whole;
+  e->slot = malloc((size_t)p->n * sizeof *e->slot);
+  e->type = calloc((size_t)p->n, sizeof *e->type);
+  if (!e->slot || !e->type) goto whole;
+  for (int i = 0; i < p->n; i++) e->slot[i] = -1;
   /* slots: what each piece receives from outside the block or sends on */
   for (int m = 0; m < nstarts; m++) {
-    int from = starts[m], to = m + 1 < nstarts ? starts[m + 1] : p.ntop;
-    inputs(&p, &in, from, to);
-    if (!p.ok) goto out;
-    for (int i = 0; i < in.n; i++)
-      if (e.slot[in.v[i]->id] < 0) e.slot[in.v[i]->id] = nslots++;
+    int from = o->starts[m], to = m + 1 < nstarts ? o->starts[m + 1] : p->ntop;
+    inputs(p, in, from, to);
+    if (!p->ok) goto whole;
+    for (int i = 0; i < in->n; i++)
+      if (e->slot[in->v[i]->id] < 0) e->slot[in->v[i]->id] = nslots++;
     for (int q = from; q < to; q++)
-      if (output(&p, q, to)) e.slot[p.at[q]->id] = nslots++;
+      if (output(p, q, to)) e->slot[p->at[q]->id] = nslots++;
+  }
+  jmp_buf outer;   /* a failure while emitting: free o, then on to cg_build */
+  memcpy(outer, c->fail, sizeof outer);
+  if (setjmp(c->fail)) {
+    memcpy(c->fail, outer, sizeof outer);
+    outline_free(o);
+    longjmp(c->fail, 1);
   }
   LLVMBuilderRef eb = LLVMCreateBuilderInContext(c->ctx);
   LLVMPositionBuilderAtEnd(eb, c->entry);
-  e.env = LLVMBuildAlloca(eb, LLVMArrayType2(c->t_i64, (uint64_t)(nslots ? nslots : 1)), "env");
+  e->env = LLVMBuildAlloca(eb, LLVMArrayType2(c->t_i64, (uint64_t)(nslots ? nslots : 1)), "env");
   LLVMDisposeBuilder(eb);
-  done = true;
   for (int m = 0; m < nstarts; m++) {
-    int from = starts[m], to = m + 1 < nstarts ? starts[m + 1] : p.ntop;
-    inputs(&p, &in, from, to);
-    if (!p.ok) cg_fail(c, p.at[from], "out of memory");
+    int from = o->starts[m], to = m + 1 < nstarts ? o->starts[m + 1] : p->ntop;
+    inputs(p, in, from, to);
+    if (!p->ok) cg_fail(c, p->at[from], "out of memory");
     bool in_place = false;
-    for (int q = from; q < to && !in_place; q++) in_place = escapes(p.at[q], 0);
+    for (int q = from; q < to && !in_place; q++) in_place = escapes(p->at[q], 0);
     if (in_place) {   /* a jump out of the block (the last piece): here */
       int k = 0;
-      for (int i = 0; i < in.n; i++)
-        if (p.pos[in.v[i]->id] >= 0) in.v[k++] = in.v[i];   /* from earlier pieces */
-      in.n = k;
-      receive(c, &e, &in, NULL);
-      for (int q = from; q < to; q++) cg_stmt(c, p.at[q]);
+      for (int i = 0; i < in->n; i++)
+        if (p->pos[in->v[i]->id] >= 0) in->v[k++] = in->v[i];   /* from earlier pieces */
+      in->n = k;
+      receive(c, e, in, NULL);
+      for (int q = from; q < to; q++) cg_stmt(c, p->at[q]);
       break;
     }
-    for (int i = 0; i < in.n; i++)   /* from outside the block: stored once */
-      if (p.pos[in.v[i]->id] < 0 && !e.type[in.v[i]->id]) store_slot(c, &e, in.v[i]);
-    call_piece(c, piece_function(c, &p, &e, &in, from, to), e.env);
+    for (int i = 0; i < in->n; i++)   /* from outside the block: stored once */
+      if (p->pos[in->v[i]->id] < 0 && !e->type[in->v[i]->id]) store_slot(c, e, in->v[i]);
+    call_piece(c, piece_function(c, o, from, to), e->env);
   }
-out:
-  free(in.v);
-  free(e.slot);
-  free(e.type);
-  free(starts);
-  plan_free(&p);
-  return done;
+  memcpy(c->fail, outer, sizeof outer);
+  outline_free(o);
+  return true;
+whole:
+  outline_free(o);
+  return false;
 }

@@ -116,6 +116,9 @@ typedef struct {
 } cg_split;
 bool cg_split_plan(const cg *c, ir_stmt *task, cg_split *sp);
 void cg_split_free(cg_split *sp);
+/* Whether k's statement ids are unique and below next_id; false also when
+** out of memory (then nothing is cut). */
+bool cg_split_ids_ok(ir_kernel *k);
 /* Emits the statements of blk from first up to end (exclusive; NULL: to
 ** the end) of a range_for or serial task, when they are too large, as
 ** pieces of at most CG_PART_ACCESSES addresses / CG_PART_STMTS statements,
@@ -179,6 +182,8 @@ struct cg {
   ir_stmt *part_first, *part_end;
   ir_stmt **part_carry;
   int part_ncarry;
+  bool ids_ok;                           /* statement ids unique and < next_id (cg_split_ids_ok):
+                                            cg_split.c indexes by them */
   bool outline_ok;                       /* cg_outline may cut blocks of this task */
   int npieces;                           /* functions cg_outline made (for their names) */
   /* statement -> value (for loops and tasks: their current index) */
