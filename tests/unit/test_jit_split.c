@@ -2,12 +2,14 @@
 ** test_jit_split.c -- very large tasks compiled as several functions
 ** (src/jit/llvm/cg_split.c). On hand-built kernels writing many fields, the
 ** LLVM module of cg_build (before optimisation, so the counts do not depend
-** on LLVM's choices) must hold one function per part, each with at most
-** CG_PART_ACCESSES field stores, which is what keeps LLVM's compile time
-** linear in the number of fields (its loop access analysis compares the
-** accesses of a loop pairwise); where a cut would break the kernel (a value
-** loaded from a field the task writes, a return) there is none. The split
-** kernels then run and are checked against the C formula.
+** on LLVM's choices) must hold one function per part of the task, or per
+** piece of a block, each with at most CG_PART_ACCESSES field stores, which
+** is what keeps LLVM's compile time linear in the number of fields (its
+** loop access analysis compares the accesses of a loop pairwise past 250);
+** where a part would break the kernel (a value loaded from a field the
+** task writes) the block is cut into pieces instead; nothing is cut after
+** a return. The split kernels then run and are checked against the C
+** formula; a codegen error inside a part or piece fails the compile.
 */
 #include <stdio.h>
 
@@ -107,7 +109,8 @@ static jit_kernel *compile(ir_kernel *k) {
 /* g_q[i] = i * (q + 1) + arg0 over i in [0, 64) for 0 < q < n, except
 ** g_{n/2}[i] = i + arg0 (a pure value defined at the top); g_0[i], loaded
 ** at the top, is added to the last store. With read_written g_0 is stored
-** too (first). n field addresses either way. */
+** too (first). n field addresses, n + 1 with read_written (g_0 is then
+** loaded and stored through two global_ptrs). */
 static int bad_at = -1;   /* test_error_inside: where wide() puts a bad statement */
 
 static ir_kernel *wide(ir_program *p, ir_snode **g, int n, const char *name, bool read_written) {
