@@ -13,6 +13,8 @@
 #   (e) mpm88: examples/mpm88.lua --bench (8192 particles, 128^2 grid, 50
 #       substeps a frame) vs mpm88.c, ms per frame, and its time to the first
 #       frame (every kernel compiled); the mean positions must agree
+#   (f) compile time against kernel size: a kernel writing N fields in one
+#       loop, N = 250 .. 2000 (bench/compile.lua), CPU time of its first call
 # BUILD_DIR defaults to ./build (what ./setup.sh builds); LT_BENCH_THREADS
 # overrides the thread count (default: nproc). Takes well under a minute.
 set -euo pipefail
@@ -58,6 +60,11 @@ MPM_FRAMES=10
 for run in 1 2 3; do
   OMP_NUM_THREADS=$THREADS "$tmp/mpm88" $MPM_FRAMES >> "$tmp/mc.txt"
   "$LATTICE" examples/mpm88.lua --bench $MPM_FRAMES --threads "$THREADS" >> "$tmp/ml.txt"
+done
+echo "compile time of a kernel writing N fields, three rounds..." >&2
+COMPILE_NS="250 500 1000 2000"
+for round in 1 2 3; do
+  for n in $COMPILE_NS; do "$LATTICE" bench/compile.lua "$n" >> "$tmp/compile.txt"; done
 done
 echo "start-up..." >&2
 "$tmp/startup" 20 "$LATTICE" -e "" > "$tmp/start.txt"
@@ -123,6 +130,9 @@ mpm_ratio=$(awk -v c="$mpm_c_ms" -v l="$mpm_lt_ms" 'BEGIN { printf "%.2f", c / l
 steps_s() { awk -v ms="$1" 'BEGIN { printf "%.0f", 50 * 1000 / ms }'; }
 per_s() { awk -v n="$1" -v ms="$2" 'BEGIN { printf "%.1f M", n / (ms * 1e3) }'; }
 mib() { awk -v b="$1" 'BEGIN { printf "%.2f MiB", b / 1048576 }'; }
+# ---- compile time: the best of three runs for each N
+compile_ms() { awk -v n="$1" '$1 == "compile_ms" && $2 == n && (b == "" || $3 < b) { b = $3 } END { print b }' "$tmp/compile.txt"; }
+compile_ratio() { awk -v a="$(compile_ms "$1")" -v b="$(compile_ms "$2")" 'BEGIN { printf "%.2f", a / b }'; }
 
 model=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 cores=$(nproc)
@@ -274,6 +284,26 @@ when=$(date -u '+%Y-%m-%d %H:%M UTC')
     echo "| $name | $ms ms | $(verdict "$ms" 15 le) |"
   done
   echo
+  echo "## Compile time against kernel size"
+  echo
+  echo "One kernel writing N fields of 64 f32 in one parallel loop (the fields"
+  echo "unrolled by a Lua loop while tracing, bench/compile.lua): CPU time of its first"
+  echo "call (trace, IR passes, LLVM, link; the run itself is negligible), the best of"
+  echo "three runs, each in a fresh process. Tasks this large are compiled as several"
+  echo "functions of at most 200 field addresses each (docs/internals.md, *Very large"
+  echo "tasks*), so the time grows linearly with N. Targets: t(2000) / t(1000) ≤ 2.2,"
+  echo "t(1000) ≤ 1000 ms."
+  echo
+  echo "| N | compile time | ratio to the row above |"
+  echo "|---|---|---|"
+  prev=""
+  for n in $COMPILE_NS; do
+    echo "| $n | $(compile_ms "$n") ms | $([ -n "$prev" ] && compile_ratio "$n" "$prev" || echo "") |"
+    prev=$n
+  done
+  echo
+  echo "t(2000) / t(1000) = **$(compile_ratio 2000 1000)** ($(verdict "$(compile_ratio 2000 1000)" 2.2 le)); t(1000) = **$(compile_ms 1000) ms** ($(verdict "$(compile_ms 1000)" 1000 le))."
+  echo
   echo "## Start-up"
   echo
   echo "\`lattice -e \"\"\`, median of 20 runs: **$start_ms ms** (target ≤ 20 ms: $(verdict "$start_ms" 20 le))."
@@ -300,5 +330,6 @@ echo "sparse vs dense Laplacian at 1%: dense $dense_ms ms -> ${speedup}x (target
 echo "mpm88: Lattice $mpm_lt_ms ms, C $mpm_c_ms ms per frame -> ratio ${mpm_ratio}x (target >= 0.9); first frame $mpm_first_ms ms (target <= 100)"
 echo "activation: Lattice $act_lt_ms ms, C $act_c_ms ms for $act_writes writes -> ratio ${act_ratio}x"
 jit_best | awk '{ printf "JIT latency %s: %s ms (target <= 15)\n", $1, $2 }'
+echo "compile time, kernel writing N fields: $(for n in $COMPILE_NS; do printf '%s: %s ms  ' "$n" "$(compile_ms "$n")"; done)-> t(2000)/t(1000) $(compile_ratio 2000 1000) (target <= 2.2), t(1000) $(compile_ms 1000) ms (target <= 1000)"
 echo "start-up: lattice -e \"\" $start_ms ms (target <= 20), lua5.4 $lua_ms ms"
 echo "wrote docs/performance.md"

@@ -123,7 +123,7 @@ LLVMValueRef cg_int_convert(cg *c, LLVMValueRef v, bool is_signed, LLVMTypeRef t
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-static void stmt(cg *c, ir_stmt *s) {
+void cg_stmt(cg *c, ir_stmt *s) {
   cg_open(c);
   /* cg_sparse first: it takes the loop_index of struct-for tasks */
   if (cg_sparse(c, s) || cg_builtins(c, s) || cg_arith(c, s) || cg_memory(c, s) || cg_control(c, s)) return;
@@ -133,14 +133,24 @@ static void stmt(cg *c, ir_stmt *s) {
 
 void cg_block(cg *c, ir_block *blk) {
   if (!blk) return;
-  for (ir_stmt *s = blk->first; s; s = s->next) stmt(c, s);
+  ir_stmt *s = blk->first, *end = NULL;
+  if (blk == c->part_body) {   /* a part of a split task (cg_split.c) */
+    for (int i = 0; i < c->part_ncarry; i++) cg_stmt(c, c->part_carry[i]);
+    s = c->part_first;
+    end = c->part_end;
+  }
+  if (cg_outline(c, blk, s, end)) return;   /* too large: as calls (cg_split.c) */
+  for (; s != end; s = s->next) cg_stmt(c, s);
+}
+
+static LLVMTypeRef task_type(cg *c) {
+  LLVMTypeRef params[4] = {c->t_ptr, c->t_i32, c->t_i64, c->t_i64};
+  return LLVMFunctionType(c->t_void, params, 4, 0);
 }
 
 /* One function per task: allocas in the entry block, body from "body". */
-static LLVMValueRef task_function(cg *c, ir_stmt *task, const char *name) {
-  LLVMTypeRef params[4] = {c->t_ptr, c->t_i32, c->t_i64, c->t_i64};
-  LLVMTypeRef fty = LLVMFunctionType(c->t_void, params, 4, 0);
-  c->fn = LLVMAddFunction(c->mod, name, fty);
+static LLVMValueRef emit_task(cg *c, ir_stmt *task, const char *name) {
+  c->fn = LLVMAddFunction(c->mod, name, task_type(c));
   c->ctxv = LLVMGetParam(c->fn, 0);
   LLVMSetValueName2(c->ctxv, "ctx", 3);
   unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
@@ -156,6 +166,59 @@ static LLVMValueRef task_function(cg *c, ir_stmt *task, const char *name) {
   if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(c->b))) LLVMBuildRetVoid(c->b);
   LLVMPositionBuilderAtEnd(c->b, c->entry);
   LLVMBuildBr(c->b, body);
+  return c->fn;
+}
+
+/* The function of a task: one, or for a very large task (cg_split.c) one
+** per part, called in order by the task's function, which returns after a
+** part that raised an error (rt_context.error set). */
+static LLVMValueRef task_function(cg *c, ir_stmt *task, const char *name) {
+  c->outline_ok = task->op == IR_task_range_for || task->op == IR_task_serial;
+  cg_split_free(&c->split);   /* the previous task's */
+  free(c->split_fns);
+  c->split_fns = NULL;
+  if (!cg_split_plan(c, task, &c->split)) cg_fail(c, task, "out of memory");
+  cg_split sp = c->split;
+  if (sp.nparts <= 1) return emit_task(c, task, name);
+  LLVMValueRef *parts = c->split_fns = calloc((size_t)sp.nparts, sizeof *parts);
+  if (!parts) cg_fail(c, task, "out of memory");
+  unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+  for (int m = 0; m < sp.nparts; m++) {
+    char pname[200];
+    snprintf(pname, sizeof pname, "%s_part%d", name, m);
+    c->part_body = task->blocks[0];
+    c->part_first = sp.first[m];
+    c->part_end = m + 1 < sp.nparts ? sp.first[m + 1] : NULL;
+    c->part_carry = sp.carry[m];
+    c->part_ncarry = sp.ncarry[m];
+    parts[m] = emit_task(c, task, pname);
+    LLVMSetLinkage(parts[m], LLVMInternalLinkage);
+    LLVMAddAttributeAtIndex(parts[m], LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->ctx, noinline, 0));
+  }
+  c->part_body = NULL;
+  c->part_carry = NULL;
+  c->part_ncarry = 0;
+  c->fn = LLVMAddFunction(c->mod, name, task_type(c));
+  c->ctxv = LLVMGetParam(c->fn, 0);
+  unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+  LLVMAddAttributeAtIndex(c->fn, 1, LLVMCreateEnumAttribute(c->ctx, noalias, 0));
+  LLVMPositionBuilderAtEnd(c->b, cg_new_bb(c, "entry"));
+  LLVMValueRef args[4];
+  for (unsigned i = 0; i < 4; i++) args[i] = LLVMGetParam(c->fn, i);
+  LLVMBasicBlockRef done = cg_new_bb(c, "done");
+  for (int m = 0; m < sp.nparts; m++) {
+    LLVMBuildCall2(c->b, task_type(c), parts[m], args, 4, "");
+    if (m + 1 == sp.nparts) break;
+    LLVMValueRef err = LLVMBuildLoad2(c->b, c->t_i32, cg_ctx_field(c, CG_CTX_ERROR), "");
+    LLVMSetOrdering(err, LLVMAtomicOrderingMonotonic);
+    LLVMSetAlignment(err, 4);
+    LLVMBasicBlockRef next = cg_new_bb(c, "next");
+    LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, err, LLVMConstInt(c->t_i32, 0, 0), ""), done, next);
+    LLVMPositionBuilderAtEnd(c->b, next);
+  }
+  LLVMBuildBr(c->b, done);
+  LLVMPositionBuilderAtEnd(c->b, done);
+  LLVMBuildRetVoid(c->b);
   return c->fn;
 }
 
@@ -223,6 +286,7 @@ bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *
   if (setjmp(c->fail)) goto done;
   if (!k->offloaded) cg_fail(c, NULL, "the kernel is not offloaded (run the offload pass first)");
   if (kernel_uses_runtime(k) && !cg_runtime_link(t, c->mod, err, errlen)) goto done;
+  c->ids_ok = cg_split_ids_ok(k);
   int ntasks = 0;
   for (ir_stmt *s = k->body->first; s; s = s->next) ntasks++;
   out->names = calloc(ntasks ? ntasks : 1, sizeof *out->names);
@@ -249,6 +313,8 @@ bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *
 done:
   LLVMDisposeBuilder(c->b);
   free(c->slots);
+  cg_split_free(&c->split);
+  free(c->split_fns);
   free(c->writes);
   free(c->tbaa);
   if (ok) {

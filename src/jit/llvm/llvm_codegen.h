@@ -10,7 +10,8 @@
 ** (src/jit/cpu) and the PTX emitter (cg_ptx.c) each supply one.
 **
 ** Internal to src/jit: the cg_* functions split over cg_core.c (module,
-** functions, dispatch), cg_arith.c, cg_control.c, cg_memory.c, cg_runtime.c;
+** functions, dispatch), cg_split.c (very large tasks as several
+** functions), cg_arith.c, cg_control.c, cg_memory.c, cg_runtime.c;
 ** cg_ptx.c holds the NVPTX hooks and jit_emit_ptx, src/jit/cpu the CPU ones.
 */
 #ifndef LATTICE_LLVM_CODEGEN_H
@@ -96,6 +97,35 @@ const cg_target *cg_ptx_emulation(const cg_target *host);
 
 /* ---- state shared by the cg_*.c files ------------------------------------ */
 
+/* Very large tasks (cg_split.c): a task whose body takes more than
+** CG_SPLIT_ACCESSES field addresses or holds more than CG_SPLIT_STMTS
+** statements (counted recursively) is compiled as parts of at most
+** CG_PART_ACCESSES addresses and CG_PART_STMTS statements, one function
+** each, where its body allows cuts. (250 is the number of memory locations
+** LLVM's alias set tracker follows one by one in a loop; past it, loop access
+** analysis compares every pair of accesses.) cg_split_plan fills sp (nparts
+** 0 when the task stays whole); false only when out of memory. first[m] is
+** the first top-level statement of part m; carry[m] the earlier pure
+** statements part m recomputes. */
+enum { CG_SPLIT_STMTS = 4000, CG_PART_STMTS = 2000, CG_SPLIT_ACCESSES = 250, CG_PART_ACCESSES = 200 };
+typedef struct {
+  int nparts;
+  ir_stmt **first;
+  ir_stmt ***carry;
+  int *ncarry;
+} cg_split;
+bool cg_split_plan(const cg *c, ir_stmt *task, cg_split *sp);
+void cg_split_free(cg_split *sp);
+/* Whether k's statement ids are unique and below next_id; false also when
+** out of memory (then nothing is cut). */
+bool cg_split_ids_ok(ir_kernel *k);
+/* Emits the statements of blk from first up to end (exclusive; NULL: to
+** the end) of a range_for or serial task, when they are too large, as
+** pieces of at most CG_PART_ACCESSES addresses / CG_PART_STMTS statements,
+** each a function called in place (cg_split.c); false when they are not
+** too large or cannot be cut (then the caller emits them as usual). */
+bool cg_outline(cg *c, ir_block *blk, ir_stmt *first, ir_stmt *end);
+
 typedef struct {
   const ir_stmt *key;
   LLVMValueRef val;
@@ -142,6 +172,20 @@ struct cg {
   unsigned char *writes;                 /* [IR_MAX_SNODES], freed by cg_build */
   LLVMValueRef *tbaa;                    /* [IR_MAX_SNODES] access tag per place (cg_memory.c),
                                             freed by cg_build */
+  /* the parts of the task being generated (cg_split.c) and their
+  ** functions, freed by cg_build; part_body is the task's body while a part
+  ** is generated (else NULL): it emits only the statements from part_first
+  ** up to part_end (exclusive; NULL: to the end), after the part's carry */
+  cg_split split;
+  LLVMValueRef *split_fns;
+  const ir_block *part_body;
+  ir_stmt *part_first, *part_end;
+  ir_stmt **part_carry;
+  int part_ncarry;
+  bool ids_ok;                           /* statement ids unique and < next_id (cg_split_ids_ok):
+                                            cg_split.c indexes by them */
+  bool outline_ok;                       /* cg_outline may cut blocks of this task */
+  int npieces;                           /* functions cg_outline made (for their names) */
   /* statement -> value (for loops and tasks: their current index) */
   cg_slot *slots;
   size_t nslots, cap;
@@ -158,6 +202,7 @@ void cg_fail(cg *c, const ir_stmt *s, const char *fmt, ...)
     ;
 LLVMTypeRef cg_type(cg *c, ir_type t);
 LLVMValueRef cg_get(cg *c, const ir_stmt *s);        /* value of an operand */
+void cg_stmt(cg *c, ir_stmt *s);                     /* emits one statement */
 void cg_set(cg *c, const ir_stmt *s, LLVMValueRef v);
 void cg_block(cg *c, ir_block *blk);                 /* emits every statement */
 LLVMValueRef cg_call(cg *c, const char *name, LLVMTypeRef ret, int n, LLVMTypeRef *ptys,
