@@ -2,17 +2,7 @@
 # The `lattice` command line: `arg` exactly as lua5.4 builds it, -e, -v, -,
 # exit statuses and error messages. Usage: args.sh LATTICE
 set -u
-LATTICE=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" != "$3" ]; then
-    echo "FAIL $1: expected [$2], got [$3]"; fails=$((fails + 1))
-  else
-    echo "ok   $1"
-  fi
-}
+. "$(dirname "$0")/lib/check.sh" "$1"
 
 cat > "$tmp/s.lua" <<'LUA'
 print(#arg, arg[0], arg[1], arg[2], select('#', ...), ...)
@@ -54,5 +44,4 @@ check "os.exit status" "3" "$("$LATTICE" -e 'os.exit(3)'; echo $?)"
 check "-e sources registered" "x=1	true" \
   "$("$LATTICE" -e 'x=1' -e 'local s = package.loaded["lattice.sources"]; print(s["=(command line)"], s["=(command line 2)"] ~= nil)')"
 
-echo "$fails failed"
-[ "$fails" -eq 0 ]
+finish

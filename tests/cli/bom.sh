@@ -3,17 +3,7 @@
 # `lattice` skips it as lua5.4 does, also before a `#!` line, and kernels in
 # such files trace with the right line numbers. Usage: bom.sh LATTICE
 set -u
-LATTICE=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" != "$3" ]; then
-    echo "FAIL $1: expected [$2], got [$3]"; fails=$((fails + 1))
-  else
-    echo "ok   $1"
-  fi
-}
+. "$(dirname "$0")/lib/check.sh" "$1"
 BOM=$'\xef\xbb\xbf'
 
 # a kernel: x[i] = i * i + 1, printed as a plain-Lua sum for comparison
@@ -59,4 +49,4 @@ print(x[3], e)
 LUA
 check "required module with a BOM" "9	$tmp/bommod.lua:8: lt.sqrt: expects a number, got a string" "$("$LATTICE" "$tmp/use.lua" 2>&1)"
 
-if [ "$fails" -ne 0 ]; then echo "$fails failed"; exit 1; fi
+finish

@@ -7,17 +7,7 @@
 # that cannot be reserved says its size and where that came from.
 # Usage: memory_limit.sh LATTICE
 set -u
-LATTICE=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {  # check NAME EXPECTED ACTUAL
-  if [ "$2" != "$3" ]; then
-    echo "FAIL $1: expected [$2], got [$3]"; fails=$((fails + 1))
-  else
-    echo "ok   $1"
-  fi
-}
+. "$(dirname "$0")/lib/check.sh" "$1"
 has() {  # has NAME TEXT FILE
   if grep -qF -- "$2" "$3"; then echo "ok   $1"; else echo "FAIL $1: no [$2] in:"; cat "$3"; fails=$((fails + 1)); fi
 }
@@ -82,4 +72,4 @@ else
   has "default pool refused: size and origin" "cannot reserve the memory pool of 4294967296 bytes (the default size; set lt.init{device_memory = ...} to change it)" "$tmp/out"
 fi
 
-if [ "$fails" -ne 0 ]; then echo "$fails failed"; exit 1; fi
+finish
