@@ -9,19 +9,7 @@ package.path = "lib/?.lua;" .. package.path
 local T = require "check"
 local check = T.check
 
--- Runs fn with io.write and io.stderr captured; returns stdout lines, stderr text.
-local function capture(fn)
-  local out, err = {}, {}
-  local real_write, real_stderr = io.write, io.stderr
-  io.write = function(...) for _, s in ipairs { ... } do out[#out + 1] = s end end
-  io.stderr = { write = function(_, ...) for _, s in ipairs { ... } do err[#err + 1] = s end end }
-  local ok, e = pcall(fn)
-  io.write, io.stderr = real_write, real_stderr
-  if not ok then error(e, 0) end
-  local lines = {}
-  for line in table.concat(out):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
-  return lines, table.concat(err)
-end
+local capture = T.capture
 
 -- The arguments of the print with `count` values for n: integers, floats,
 -- booleans and Lua strings in turn (values(n, count) in plain Lua, the

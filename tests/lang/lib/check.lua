@@ -11,6 +11,20 @@ function T.fail(msg)
   print("FAIL " .. msg)
 end
 
+-- Runs fn with io.write and io.stderr captured; returns stdout lines, stderr text.
+function T.capture(fn)
+  local out, err = {}, {}
+  local real_write, real_stderr = io.write, io.stderr
+  io.write = function(...) for _, s in ipairs { ... } do out[#out + 1] = s end end
+  io.stderr = { write = function(_, ...) for _, s in ipairs { ... } do err[#err + 1] = s end end }
+  local ok, e = pcall(fn)
+  io.write, io.stderr = real_write, real_stderr
+  if not ok then error(e, 0) end
+  local lines = {}
+  for line in table.concat(out):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
+  return lines, table.concat(err)
+end
+
 function T.check(what, got, want)
   if got ~= want then T.fail(("%s: got %s, want %s"):format(what, tostring(got), tostring(want))) end
 end
