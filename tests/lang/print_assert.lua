@@ -89,7 +89,7 @@ x, kern = asserting()
 kern(100)
 check("a true assertion passes", x[15], 15)
 check_error("a false assertion stops the kernel", function() kern(4) end,
-  "print_assert.lua:88): assertion failed: i must stay below the limit")
+  "print_assert.lua:76): assertion failed: i must stay below the limit")
 check("assert in the IR", kern:ir():find("assert %$%d+ \"i must stay below the limit\"") ~= nil, true)
 
 -- what was printed before a failure is still flushed
