@@ -12,6 +12,8 @@
 
 #include <lua.h>
 
+#include "lattice_version.h"   /* LT_VERSION, generated from project() in CMakeLists.txt */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -35,15 +35,10 @@ static const char usage_text[] =
   "  -         run stdin as a script and stop handling options\n"
   "With no script and no -e, starts the REPL (type :help there).\n";
 
-/* The module's lt.version when it has one, so the two never disagree. */
-static void print_version(lua_State *L) {
-  int top = lua_gettop(L);
-  lua_getglobal(L, "package");
-  lua_getfield(L, -1, "loaded");
-  lua_getfield(L, -1, "lattice");
-  const char *v = lua_istable(L, -1) && lua_getfield(L, -1, "version") == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-  printf("Lattice %s (%s, LLVM 19)\n", v ? v : LT_VERSION, LUA_RELEASE);
-  lua_settop(L, top);
+/* LT_VERSION (lattice_version.h) is project()'s version in CMakeLists.txt,
+** as lt.version is. */
+static void print_version(void) {
+  printf("Lattice %s (%s, LLVM 19)\n", LT_VERSION, LUA_RELEASE);
   fflush(stdout);
 }
 
@@ -271,7 +266,7 @@ static int pmain(lua_State *L) {
   lua_gc(L, LUA_GCGEN, 0, 0);
 
   if (c.help) { fputs(usage_text, stdout); lua_pushboolean(L, 1); return 1; }
-  if (c.version) print_version(L);
+  if (c.version) print_version();
   int last = c.script ? c.script : argc;
   if (run_options(L, argc, argv, last) != LUA_OK) return 0;
   if (c.script && run_script(L, argc, argv, &c) != LUA_OK) return 0;

@@ -16,6 +16,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "lattice_version.h"
 #include "repl.h"
 
 #define PROMPT1 "> "

@@ -8,13 +8,6 @@
 #include <stddef.h>
 #include <lua.h>
 
-#ifndef LT_VERSION
-#define LT_VERSION "0.1.0"
-/* clock.c: preloads "lattice.clock" (now() -> monotonic seconds). */
-void repl_open_clock(lua_State *L);
-
-#endif
-
 #define REPL_PROGNAME "lattice"
 
 /* Registers text under chunkname in package.loaded["lattice.sources"], then

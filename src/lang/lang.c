@@ -86,6 +86,10 @@ int luaopen_lattice(lua_State *L) {
   lang_open_ndarray(L);
   lang_open_builtins(L);
   lang_open_cuda(L);
+  lua_pushliteral(L, LT_VERSION);   /* lt.version, lt.version_num (init.lua) */
+  lua_setfield(L, -2, "version");
+  lua_pushinteger(L, LT_VERSION_NUM);
+  lua_setfield(L, -2, "version_num");
   lua_setfield(L, -2, "lattice.core");
   lua_pop(L, 1);
   if (luaopen_lattice_image) {

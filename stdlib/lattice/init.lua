@@ -408,5 +408,8 @@ function lt.compile(...)
   end
 end
 
-lt.version = "0.1.0"
+-- project()'s version in CMakeLists.txt: "MAJOR.MINOR.PATCH", and as one
+-- number MAJOR * 10000 + MINOR * 100 + PATCH (like `lattice -v` and LT_VERSION)
+lt.version = core.version
+lt.version_num = core.version_num
 return lt
