@@ -1,33 +1,29 @@
 /*
-** lattice.h -- the public C API of Lattice for embedding hosts.
+** lattice.h -- the public C API of Lattice.
 **
-** A host that owns a lua_State makes Lattice available with
-**     luaL_requiref(L, "lattice", luaopen_lattice, 0);
-** after which Lua code does `local lt = require "lattice"` (the Lua modules of
-** the standard library, e.g. "lattice.tracer", are embedded and found by a
-** package searcher that luaopen_lattice installs).
+** Installed with the shared library (docs/install.md): find it with
+** `pkg-config --cflags --libs lattice` or CMake's `find_package(Lattice)`
+** (target Lattice::lattice).
+**
+** Only the functions declared LT_API are exported from liblattice.so and
+** from the Lua module lattice.so; everything else inside them is built with
+** -fvisibility=hidden. The Lua-embedding part of the API lives in
+** lattice_lua.h, which this header still includes so that hosts written
+** against the single header keep compiling; new hosts that embed the
+** interpreter include <lattice_lua.h>.
 */
 #ifndef LATTICE_H
 #define LATTICE_H
 
-#include <lua.h>
+#include "lattice_version.h"   /* LT_VERSION, LT_VERSION_MAJOR/MINOR/PATCH, LT_VERSION_NUM */
 
-#include "lattice_version.h"   /* LT_VERSION, generated from project() in CMakeLists.txt */
-
-#ifdef __cplusplus
-extern "C" {
+/* LT_API: what the libraries export (the public lt_* functions, luaopen_lattice). */
+#if defined(__GNUC__) || defined(__clang__)
+#define LT_API extern __attribute__((visibility("default")))
+#else
+#define LT_API extern
 #endif
 
-/* Opens the module: returns 1 value, the `lt` table. */
-int luaopen_lattice(lua_State *L);
-
-/* Registers the source text of a chunk so kernels defined in it can be traced
-** (a host that runs code with luaL_loadbuffer instead of from files calls this
-** with the same chunk name). */
-void lt_register_source(lua_State *L, const char *chunkname, const char *text, size_t len);
-
-#ifdef __cplusplus
-}
-#endif
+#include "lattice_lua.h"
 
 #endif

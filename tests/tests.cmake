@@ -127,11 +127,18 @@ add_test(NAME mock/mock_memory_no_libdevice COMMAND lattice ${CMAKE_SOURCE_DIR}/
 set_tests_properties(mock/mock_memory_no_libdevice PROPERTIES WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/lang
   ENVIRONMENT "LT_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>;LT_LIBDEVICE=/nonexistent/libdevice.10.bc")
 
-# tests/cli/*.sh: the `lattice` command line and REPL; each gets the executable
+# tests/cli/*.sh: the `lattice` command line and REPL; each gets the executable,
+# and the environment that install.sh needs to build host programs like this build
+set(LT_HOST_CFLAGS "")
+if(LT_SANITIZE)
+  set(LT_HOST_CFLAGS "-fsanitize=address,undefined")
+endif()
 file(GLOB CLI_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/cli/*.sh)
 foreach(src ${CLI_TESTS})
   get_filename_component(name ${src} NAME_WE)
   add_test(NAME cli/${name} COMMAND bash ${src} $<TARGET_FILE:lattice>)
+  set_tests_properties(cli/${name} PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT
+    "LT_BUILD_DIR=${CMAKE_BINARY_DIR};LT_CC=${CMAKE_C_COMPILER};LT_HOST_CFLAGS=${LT_HOST_CFLAGS}")
 endforeach()
 
 # ---- the sparse runtime (src/runtime/*.c, device code) compiled natively by the
