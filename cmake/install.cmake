@@ -8,12 +8,15 @@
 #                                         LatticeTargets*.cmake: imported target Lattice::lattice
 #   lib/lua/5.4/lattice.so                the Lua module, where lua5.4 looks under P
 # The standard library's Lua files are embedded in both libraries, so none is
-# installed.
+# installed. With LT_LUA_MODULE_ONLY (the rockspec) only the Lua module is.
 include(GNUInstallDirs)
 
 set(LT_INSTALL_LUADIR ${CMAKE_INSTALL_LIBDIR}/lua/5.4 CACHE STRING
   "folder of the Lua module lattice.so (relative to the install prefix, or absolute)")
 install(TARGETS lattice_luamod LIBRARY DESTINATION ${LT_INSTALL_LUADIR})
+if(LT_LUA_MODULE_ONLY)
+  return()
+endif()
 
 install(TARGETS lattice RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS lattice_shared EXPORT LatticeTargets
