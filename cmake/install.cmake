@@ -48,5 +48,6 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDE
   message(FATAL_ERROR "lattice.pc: CMAKE_INSTALL_LIBDIR and CMAKE_INSTALL_INCLUDEDIR must be relative to the prefix")
 endif()
 file(RELATIVE_PATH LT_PC_UP /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+string(REGEX REPLACE "/$" "" LT_PC_UP "${LT_PC_UP}")
 configure_file(${CMAKE_SOURCE_DIR}/cmake/lattice.pc.in ${CMAKE_BINARY_DIR}/generated/lattice.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/generated/lattice.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -60,6 +60,9 @@ check "LatticeConfigVersion.cmake" "$v" \
   "$(sed -n 's/^set(PACKAGE_VERSION "\(.*\)")/\1/p' "$p/$lib/cmake/Lattice/LatticeConfigVersion.cmake")"
 check "LT_VERSION in lattice_version.h" "$v" \
   "$(sed -n 's/^#define LT_VERSION "\(.*\)"/\1/p' "$p/include/lattice_version.h")"
+# the package files name paths under the prefix only (it can be moved, or built elsewhere)
+check "no source or build paths in the package files" "" \
+  "$(grep -lF -e "$src" -e "$(cd "$build" && pwd)" "$p/$lib"/cmake/Lattice/*.cmake "$p/$lib/pkgconfig/lattice.pc" "$p"/include/*.h)"
 
 # ---- exported symbols: exactly the LT_API declarations of the installed
 # headers (and the three symbols the linker defines in every shared object)
