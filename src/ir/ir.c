@@ -41,12 +41,22 @@ bool ir_type_is_float(ir_type t) { return (unsigned)t < IR_NUM_TYPES && type_inf
 
 /* ---- ops ----------------------------------------------------------------- */
 
+/* ops.def's "___" (nothing) in the aux, rule, cpu and ptx columns */
+#define IR_AUX____ IR_AUX_none
+#define IR_RULE____ IR_RULE_none
+#define IR_MATH____ IR_MATH_none
+
 static const struct {
   const char *name;
   int nops;
   const char *flags;
+  ir_aux aux;
+  ir_rule rule;
+  ir_emit emit;
+  ir_math cpu, ptx;
 } op_info[IR_NUM_OPS] = {
-#define _(name, nops, flags, doc) {#name, nops, flags},
+#define _(name, nops, flags, aux, rule, emit, cpu, ptx, doc) \
+  {#name, nops, flags, IR_AUX_##aux, IR_RULE_##rule, IR_EMIT_##emit, IR_MATH_##cpu, IR_MATH_##ptx},
 #include "ops.def"
 #undef _
 };
@@ -60,6 +70,11 @@ int ir_op_from_name(const char *name) {
 }
 
 int ir_op_nops(ir_op op) { return (unsigned)op < IR_NUM_OPS ? op_info[op].nops : 0; }
+ir_aux ir_op_aux(ir_op op) { return (unsigned)op < IR_NUM_OPS ? op_info[op].aux : IR_AUX_none; }
+ir_rule ir_op_rule(ir_op op) { return (unsigned)op < IR_NUM_OPS ? op_info[op].rule : IR_RULE_none; }
+ir_emit ir_op_emit(ir_op op) { return (unsigned)op < IR_NUM_OPS ? op_info[op].emit : IR_EMIT_control; }
+ir_math ir_op_cpu_math(ir_op op) { return (unsigned)op < IR_NUM_OPS ? op_info[op].cpu : IR_MATH_none; }
+ir_math ir_op_ptx_math(ir_op op) { return (unsigned)op < IR_NUM_OPS ? op_info[op].ptx : IR_MATH_none; }
 
 /* The flag letters of ops.def, decoded on every call: the table is tiny and
 ** this keeps ops.def the only place that says which op has which flag. */
@@ -74,6 +89,9 @@ unsigned ir_op_flags(ir_op op) {
     case 'T': f |= IR_TASK; break;
     case 'J': f |= IR_JUMP; break;
     case 'V': f |= IR_VALUE; break;
+    case 'R': f |= IR_RUNTIME; break;
+    case 'L': f |= IR_LOAD; break;
+    case 'S': f |= IR_STORE; break;
     default: break;
     }
   }

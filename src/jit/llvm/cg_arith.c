@@ -111,15 +111,23 @@ static LLVMValueRef float_mod(cg *c, LLVMValueRef a, LLVMValueRef b) {
 
 /* ---- comparisons ------------------------------------------------------------------- */
 
+/* The predicates below are indexed by op - IR_cmp_lt. */
+_Static_assert(IR_cmp_le == IR_cmp_lt + 1 && IR_cmp_gt == IR_cmp_lt + 2 && IR_cmp_ge == IR_cmp_lt + 3 &&
+                   IR_cmp_eq == IR_cmp_lt + 4 && IR_cmp_ne == IR_cmp_lt + 5,
+               "ORDER CMP: ops.def's comparisons are lt le gt ge eq ne, one after the other");
+
 static LLVMValueRef compare(cg *c, ir_op op, ir_type t, LLVMValueRef a, LLVMValueRef b) {
   if (ir_type_is_float(t)) {
     /* ordered predicates: false with NaN; ~= is unordered: true with NaN */
     static const LLVMRealPredicate fp[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE,
                                            LLVMRealOEQ, LLVMRealUNE};
+    _Static_assert(sizeof fp / sizeof fp[0] == IR_cmp_ne - IR_cmp_lt + 1, "ORDER CMP: a predicate per comparison");
     return LLVMBuildFCmp(B, fp[op - IR_cmp_lt], a, b, "");
   }
   static const LLVMIntPredicate sp[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE, LLVMIntEQ, LLVMIntNE};
   static const LLVMIntPredicate up[] = {LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE, LLVMIntEQ, LLVMIntNE};
+  _Static_assert(sizeof sp / sizeof sp[0] == IR_cmp_ne - IR_cmp_lt + 1 && sizeof up == sizeof sp,
+                 "ORDER CMP: a predicate per comparison");
   return LLVMBuildICmp(B, (ir_type_is_signed(t) ? sp : up)[op - IR_cmp_lt], a, b, "");
 }
 
