@@ -315,28 +315,20 @@ static ir_type float_result(ir_type a, ir_type b, bool binary) {
   return IR_f32;
 }
 
+/* By the op's typing rule (ops.def's rule column). */
 ir_type ir_result_type(ir_op op, ir_type a, ir_type b) {
-  switch (op) {
-  case IR_cmp_lt: case IR_cmp_le: case IR_cmp_gt:
-  case IR_cmp_ge: case IR_cmp_eq: case IR_cmp_ne:
-  case IR_logic_not:
+  bool binary = ir_op_nops(op) == 2;
+  switch (ir_op_rule(op)) {
+  case IR_RULE_cmp: case IR_RULE_logic:
     return IR_i1;
-  case IR_div: case IR_pow: case IR_atan2:
-    return float_result(a, b, true);
-  case IR_sqrt: case IR_sin: case IR_cos: case IR_tan: case IR_asin: case IR_acos:
-  case IR_atan: case IR_exp: case IR_log: case IR_floor: case IR_ceil: case IR_round:
-  case IR_trunc:
-    return float_result(a, b, false);
-  case IR_neg: case IR_abs: case IR_bit_not:
-    return a;
-  case IR_shl: case IR_shr:
-    return a;
-  case IR_bit_and: case IR_bit_or: case IR_bit_xor:
-    if (a == IR_i1 && b == IR_i1) return IR_i1;
-    return ir_promote(a, b);
-  case IR_add: case IR_sub: case IR_mul: case IR_floordiv: case IR_mod:
-  case IR_min: case IR_max:
-    return ir_promote(a, b);
+  case IR_RULE_fp:
+    return float_result(a, b, binary);
+  case IR_RULE_bits:
+    if (binary && a == IR_i1 && b == IR_i1) return IR_i1;
+    return binary ? ir_promote(a, b) : a;
+  case IR_RULE_num:
+    return binary ? ir_promote(a, b) : a;
+  case IR_RULE_shift: case IR_RULE_none:
   default:
     return a;
   }

@@ -223,8 +223,9 @@ void ir_replace_uses(ir_block *scope, ir_stmt *from, ir_stmt *to);  /* in scope,
 void ir_remap_operands(ir_stmt *s, ir_stmt *const *map, int n);
 
 /* Result type of op on operand types a, b (b ignored for unary ops), by the
-** promotion rules of docs/language.md: i1 for comparisons, float for div/pow,
-** otherwise the promoted common type. */
+** op's typing rule (ops.def's rule column) and the promotion rules of
+** docs/arithmetic.md: i1 for comparisons, float for div/pow and the math,
+** otherwise the promoted common type (a for ops without a rule). */
 ir_type ir_result_type(ir_op op, ir_type a, ir_type b);
 ir_type ir_promote(ir_type a, ir_type b);
 
