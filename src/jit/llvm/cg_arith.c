@@ -149,7 +149,8 @@ static LLVMValueRef binary(cg *c, ir_stmt *s) {
   if (s->op != IR_shl && s->op != IR_shr && s->ops[1]->type != t)
     cg_fail(c, s, "operands of '%s' have different types (%s, %s); run typecheck first",
             ir_op_name(s->op), ir_type_name(t), ir_type_name(s->ops[1]->type));
-  if (t == IR_i1 && !(s->op >= IR_bit_and && s->op <= IR_bit_xor) && !(s->op >= IR_cmp_lt && s->op <= IR_cmp_ne))
+  ir_rule rule = ir_op_rule(s->op);   /* booleans: bit_and/or/xor and the comparisons */
+  if (t == IR_i1 && rule != IR_RULE_bits && rule != IR_RULE_cmp)
     cg_fail(c, s, "'%s' does not apply to booleans", ir_op_name(s->op));
   char name[64];
   switch (s->op) {
@@ -207,10 +208,8 @@ static LLVMValueRef unary(cg *c, ir_stmt *s) {
     if (!ir_type_is_signed(t)) return a;
     return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, a, ci(LLVMTypeOf(a), 0), ""),
                            LLVMBuildNeg(B, a, ""), a, "");
-  case IR_sqrt: case IR_sin: case IR_cos: case IR_tan: case IR_asin: case IR_acos: case IR_atan:
-  case IR_exp: case IR_log: case IR_floor: case IR_ceil: case IR_round: case IR_trunc:
-    return math(c, s, s->op, t, a, NULL);
-  default: return NULL;
+  default:   /* sqrt, sin, ..., trunc: the target's math functions */
+    return ir_op_rule(s->op) == IR_RULE_fp ? math(c, s, s->op, t, a, NULL) : NULL;
   }
 }
 

@@ -221,7 +221,8 @@ void cg_open(cg *c);
 void cg_br(cg *c, LLVMBasicBlockRef bb);
 LLVMBasicBlockRef cg_new_bb(cg *c, const char *name);
 
-/* Emitters by concern; each returns false when the op is not its own. */
+/* Emitters by concern, one per value of ops.def's emit column (cg_stmt
+** dispatches on it); each returns false when it cannot emit the statement. */
 bool cg_arith(cg *c, ir_stmt *s);                    /* cg_arith.c */
 bool cg_control(cg *c, ir_stmt *s);                  /* cg_control.c */
 bool cg_memory(cg *c, ir_stmt *s);                   /* cg_memory.c */
@@ -243,7 +244,8 @@ void cg_phys_indices(cg *c, ir_stmt *s, const ir_snode *sn, LLVMValueRef *phys);
 LLVMValueRef cg_cell_index(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef *phys);
 /* global_ptr of a place under a sparse level (cg_sparse.c). */
 LLVMValueRef cg_sparse_global_ptr(cg *c, ir_stmt *s, const ir_snode *place);
-/* Whether op is one of the list/struct-for/gc tasks, and their function body. */
+/* Whether op is one of the list/struct-for/gc tasks (a task of emit family
+** sparse in ops.def), and their function body. */
 bool cg_is_sparse_task(ir_op op);
 void cg_sparse_task_body(cg *c, ir_stmt *task, LLVMValueRef begin, LLVMValueRef end);
 /* Body of a task function: the range loop or the single run (cg_control.c). */
