@@ -25,6 +25,14 @@ static LLVMValueRef call2(cg *c, const char *name, LLVMValueRef a, LLVMValueRef 
 
 static const char *sfx(ir_type t) { return t == IR_f32 ? "f32" : "f64"; }
 
+const char *cg_math_name(ir_math how, const char *lib_prefix, ir_op op, ir_type t, char *buf, size_t len) {
+  switch (how) {
+  case IR_MATH_llvm: snprintf(buf, len, "llvm.%s.%s", ir_op_name(op), sfx(t)); return buf;
+  case IR_MATH_lib: snprintf(buf, len, "%s%s%s", lib_prefix, ir_op_name(op), t == IR_f32 ? "f" : ""); return buf;
+  default: return NULL;
+  }
+}
+
 /* A math op through the target's hook (intrinsic or library function). */
 static LLVMValueRef math(cg *c, ir_stmt *s, ir_op op, ir_type t, LLVMValueRef a, LLVMValueRef b) {
   char buf[64];

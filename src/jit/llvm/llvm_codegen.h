@@ -32,7 +32,8 @@ typedef struct cg_target {
   const unsigned char *const *bc;         /* embedded runtime bitcode (cmake/embed.c) */
   const size_t *bc_size;
   /* Name of the function that computes a math op on type t (f32/f64): an LLVM
-  ** intrinsic ("llvm.sin.f32") or an external library function ("tanf"). */
+  ** intrinsic ("llvm.sin.f32") or an external library function ("tanf");
+  ** NULL when the target has none. A lookup in ops.def (cg_math_name). */
   const char *(*math_fn)(ir_op op, ir_type t, char *buf, size_t len);
   /* Called once per task after its function is complete (may be NULL):
   ** NVPTX wraps it in a kernel entry. */
@@ -45,6 +46,12 @@ typedef struct cg_target {
   ** (i32[4]: tid.x, ntid.x, ctaid.x, nctaid.x) instead of PTX registers */
   bool emulated;
 } cg_target;
+
+/* The name of math op on type t (f32/f64) lowered as `how` says (a column
+** of ops.def, e.g. ir_op_cpu_math(op)): llvm.<op>.f32 for IR_MATH_llvm,
+** <lib_prefix><op>f (f32) or <lib_prefix><op> (f64) for IR_MATH_lib; NULL
+** for IR_MATH_none. Written into buf (cg_arith.c). */
+const char *cg_math_name(ir_math how, const char *lib_prefix, ir_op op, ir_type t, char *buf, size_t len);
 
 /* The result of cg_build. */
 typedef struct {
