@@ -41,12 +41,22 @@ bool ir_type_is_float(ir_type t) { return (unsigned)t < IR_NUM_TYPES && type_inf
 
 /* ---- ops ----------------------------------------------------------------- */
 
+/* ops.def's "___" (nothing) in the aux, rule, cpu and ptx columns */
+#define IR_AUX____ IR_AUX_none
+#define IR_RULE____ IR_RULE_none
+#define IR_MATH____ IR_MATH_none
+
 static const struct {
   const char *name;
   int nops;
   const char *flags;
+  ir_aux aux;
+  ir_rule rule;
+  ir_emit emit;
+  ir_math cpu, ptx;
 } op_info[IR_NUM_OPS] = {
-#define _(name, nops, flags, doc) {#name, nops, flags},
+#define _(name, nops, flags, aux, rule, emit, cpu, ptx, doc) \
+  {#name, nops, flags, IR_AUX_##aux, IR_RULE_##rule, IR_EMIT_##emit, IR_MATH_##cpu, IR_MATH_##ptx},
 #include "ops.def"
 #undef _
 };
@@ -60,6 +70,11 @@ int ir_op_from_name(const char *name) {
 }
 
 int ir_op_nops(ir_op op) { return (unsigned)op < IR_NUM_OPS ? op_info[op].nops : 0; }
+ir_aux ir_op_aux(ir_op op) { return (unsigned)op < IR_NUM_OPS ? op_info[op].aux : IR_AUX_none; }
+ir_rule ir_op_rule(ir_op op) { return (unsigned)op < IR_NUM_OPS ? op_info[op].rule : IR_RULE_none; }
+ir_emit ir_op_emit(ir_op op) { return (unsigned)op < IR_NUM_OPS ? op_info[op].emit : IR_EMIT_control; }
+ir_math ir_op_cpu_math(ir_op op) { return (unsigned)op < IR_NUM_OPS ? op_info[op].cpu : IR_MATH_none; }
+ir_math ir_op_ptx_math(ir_op op) { return (unsigned)op < IR_NUM_OPS ? op_info[op].ptx : IR_MATH_none; }
 
 /* The flag letters of ops.def, decoded on every call: the table is tiny and
 ** this keeps ops.def the only place that says which op has which flag. */
@@ -74,6 +89,9 @@ unsigned ir_op_flags(ir_op op) {
     case 'T': f |= IR_TASK; break;
     case 'J': f |= IR_JUMP; break;
     case 'V': f |= IR_VALUE; break;
+    case 'R': f |= IR_RUNTIME; break;
+    case 'L': f |= IR_LOAD; break;
+    case 'S': f |= IR_STORE; break;
     default: break;
     }
   }
@@ -297,28 +315,20 @@ static ir_type float_result(ir_type a, ir_type b, bool binary) {
   return IR_f32;
 }
 
+/* By the op's typing rule (ops.def's rule column). */
 ir_type ir_result_type(ir_op op, ir_type a, ir_type b) {
-  switch (op) {
-  case IR_cmp_lt: case IR_cmp_le: case IR_cmp_gt:
-  case IR_cmp_ge: case IR_cmp_eq: case IR_cmp_ne:
-  case IR_logic_not:
+  bool binary = ir_op_nops(op) == 2;
+  switch (ir_op_rule(op)) {
+  case IR_RULE_cmp: case IR_RULE_logic:
     return IR_i1;
-  case IR_div: case IR_pow: case IR_atan2:
-    return float_result(a, b, true);
-  case IR_sqrt: case IR_sin: case IR_cos: case IR_tan: case IR_asin: case IR_acos:
-  case IR_atan: case IR_exp: case IR_log: case IR_floor: case IR_ceil: case IR_round:
-  case IR_trunc:
-    return float_result(a, b, false);
-  case IR_neg: case IR_abs: case IR_bit_not:
-    return a;
-  case IR_shl: case IR_shr:
-    return a;
-  case IR_bit_and: case IR_bit_or: case IR_bit_xor:
-    if (a == IR_i1 && b == IR_i1) return IR_i1;
-    return ir_promote(a, b);
-  case IR_add: case IR_sub: case IR_mul: case IR_floordiv: case IR_mod:
-  case IR_min: case IR_max:
-    return ir_promote(a, b);
+  case IR_RULE_fp:
+    return float_result(a, b, binary);
+  case IR_RULE_bits:
+    if (binary && a == IR_i1 && b == IR_i1) return IR_i1;
+    return binary ? ir_promote(a, b) : a;
+  case IR_RULE_num:
+    return binary ? ir_promote(a, b) : a;
+  case IR_RULE_shift: case IR_RULE_none:
   default:
     return a;
   }

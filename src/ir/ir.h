@@ -63,18 +63,36 @@ bool ir_type_is_float(ir_type t);
 /* ---- statements --------------------------------------------------------- */
 
 typedef enum {
-#define _(name, nops, flags, doc) IR_##name,
+#define _(name, nops, flags, aux, rule, emit, cpu, ptx, doc) IR_##name,
 #include "ops.def"
 #undef _
   IR_NUM_OPS
 } ir_op;
 
-enum { IR_PURE = 1, IR_EFFECT = 2, IR_BLOCKS = 4, IR_TASK = 8, IR_JUMP = 16, IR_VALUE = 32 };
+/* The flags column (letters in ops.def's legend). */
+enum {
+  IR_PURE = 1, IR_EFFECT = 2, IR_BLOCKS = 4, IR_TASK = 8, IR_JUMP = 16, IR_VALUE = 32,
+  IR_RUNTIME = 64, IR_LOAD = 128, IR_STORE = 256
+};
+
+/* The aux, rule, emit, cpu and ptx columns (ops.def's legend says what each
+** value means); ___ in the table is the _none value. */
+typedef enum { IR_AUX_none, IR_AUX_arg, IR_AUX_place, IR_AUX_level, IR_AUX_gtmp, IR_AUX_str } ir_aux;
+typedef enum {
+  IR_RULE_none, IR_RULE_num, IR_RULE_fp, IR_RULE_bits, IR_RULE_shift, IR_RULE_cmp, IR_RULE_logic
+} ir_rule;
+typedef enum { IR_EMIT_arith, IR_EMIT_memory, IR_EMIT_control, IR_EMIT_sparse, IR_EMIT_builtins, IR_NUM_EMITS } ir_emit;
+typedef enum { IR_MATH_none, IR_MATH_llvm, IR_MATH_lib } ir_math;
 
 const char *ir_op_name(ir_op op);
 int ir_op_from_name(const char *name);    /* -1 if unknown */
 int ir_op_nops(ir_op op);                 /* -1 = variable */
 unsigned ir_op_flags(ir_op op);
+ir_aux ir_op_aux(ir_op op);
+ir_rule ir_op_rule(ir_op op);
+ir_emit ir_op_emit(ir_op op);             /* IR_EMIT_control for an op out of range */
+ir_math ir_op_cpu_math(ir_op op);
+ir_math ir_op_ptx_math(ir_op op);
 
 typedef struct ir_block ir_block;
 typedef struct ir_stmt ir_stmt;
@@ -113,9 +131,10 @@ struct ir_stmt {
   } imm;                           /* alloca, and the global_tmp offload makes of one:
                                       1 + string index of the local's name, 0 if none
                                       (ir_name_local; messages only) */
-  int aux;                         /* arg: argument number; global_ptr/check_index: place
-                                      SNode id; global_tmp: byte offset; snode_*,
-                                      struct_for and the sparse tasks: the level's SNode id */
+  int aux;                         /* as ops.def's aux column says: arg: argument number;
+                                      global_ptr/check_index: place SNode id; global_tmp:
+                                      byte offset; snode_*, struct_for and the sparse
+                                      tasks: the level's SNode id; print/assert: string */
   ir_stmt *loop;                   /* loop_index: the range_for / task_range_for /
                                       struct_for / task_struct_for it reads */
   ir_block *blocks[2];             /* B ops: if then/else; loops and tasks: body in [0] */
@@ -204,8 +223,9 @@ void ir_replace_uses(ir_block *scope, ir_stmt *from, ir_stmt *to);  /* in scope,
 void ir_remap_operands(ir_stmt *s, ir_stmt *const *map, int n);
 
 /* Result type of op on operand types a, b (b ignored for unary ops), by the
-** promotion rules of docs/language.md: i1 for comparisons, float for div/pow,
-** otherwise the promoted common type. */
+** op's typing rule (ops.def's rule column) and the promotion rules of
+** docs/arithmetic.md: i1 for comparisons, float for div/pow and the math,
+** otherwise the promoted common type (a for ops without a rule). */
 ir_type ir_result_type(ir_op op, ir_type a, ir_type b);
 ir_type ir_promote(ir_type a, ir_type b);
 

@@ -86,15 +86,8 @@ void ir_program_free(ir_program *p) {
 }
 
 bool ir_op_names_snode(int op) {
-  switch (op) {
-  case IR_global_ptr: case IR_check_index: case IR_snode_activate: case IR_snode_deactivate:
-  case IR_snode_is_active: case IR_snode_append: case IR_snode_length:
-  case IR_snode_deactivate_all: case IR_struct_for: case IR_task_clear_list: case IR_task_listgen:
-  case IR_task_struct_for: case IR_task_gc: case IR_task_deactivate_all:
-    return true;
-  default:
-    return false;
-  }
+  ir_aux aux = ir_op_aux((ir_op)op);   /* ops.def's aux column */
+  return aux == IR_AUX_place || aux == IR_AUX_level;
 }
 
 static void free_subtree(ir_program *p, ir_snode *s) {

@@ -141,7 +141,8 @@ void ir_tree_free(ir_program *p, int tree);
 bool ir_program_set_next_id(ir_program *p, int id);
 /* Whether a new tree can start (a tree slot and an SNode id are free). */
 bool ir_program_has_room(const ir_program *p);
-/* Ops whose aux names an SNode (a place or a level): the trees a kernel uses. */
+/* Ops whose aux names an SNode (a place or a level, ops.def's aux column):
+** the trees a kernel uses. */
 bool ir_op_names_snode(int op);
 /* SNode `id` of p; NULL when p is NULL or has no SNode with that id. */
 ir_snode *ir_program_snode(const ir_program *p, int64_t id);

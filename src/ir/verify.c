@@ -84,21 +84,6 @@ static bool visible(const verifier *v, const ir_stmt *s) {
   return v->pos[i] < v->sp && v->stack[v->pos[i]] == s;
 }
 
-static bool is_float_op(ir_op op) {
-  switch (op) {
-  case IR_div: case IR_pow: case IR_atan2: case IR_sqrt: case IR_sin: case IR_cos: case IR_tan:
-  case IR_asin: case IR_acos: case IR_atan: case IR_exp: case IR_log: case IR_floor:
-  case IR_ceil: case IR_round: case IR_trunc:
-    return true;
-  default:
-    return false;
-  }
-}
-
-static bool is_cmp(ir_op op) { return op >= IR_cmp_lt && op <= IR_cmp_ne; }
-static bool is_binary_arith(ir_op op) { return op >= IR_add && op <= IR_shr; }
-static bool is_unary_arith(ir_op op) { return op >= IR_neg && op <= IR_trunc; }
-
 /* The innermost statement of kind while/range_for enclosing s, stopping at tasks. */
 static const ir_stmt *enclosing_loop(const ir_stmt *s) {
   for (const ir_block *b = s->parent; b && b->owner; b = b->owner->parent) {
@@ -218,31 +203,32 @@ static void check_types(verifier *v, const ir_stmt *s) {
   bool strict = v->flags & IR_VERIFY_TYPES;
   const char *tn = ir_type_name(s->type);
 
-  if (is_cmp(op)) {
+  ir_rule rule = ir_op_rule(op);   /* ops.def's typing rule */
+  if (rule == IR_RULE_cmp) {
     if (s->type != IR_i1) bad(v, s, "a comparison gives i1, not %s", tn);
     if (strict && a != b) bad(v, s, "compares %s with %s; typecheck makes them one type", ir_type_name(a), ir_type_name(b));
     return;
   }
-  if (is_binary_arith(op)) {
-    bool shift = op == IR_shl || op == IR_shr;
+  if (rule != IR_RULE_none && ir_op_nops(op) == 2) {
+    bool shift = rule == IR_RULE_shift;
     if (strict && !shift && a != b)
       bad(v, s, "operands are %s and %s; typecheck makes them one type", ir_type_name(a), ir_type_name(b));
     if (strict && s->type != ir_result_type(op, a, b))
       bad(v, s, "result type %s, but %s of %s gives %s", tn, ir_op_name(op), ir_type_name(a),
           ir_type_name(ir_result_type(op, a, b)));
-    if (strict && is_float_op(op) && !ir_type_is_float(a))
+    if (strict && rule == IR_RULE_fp && !ir_type_is_float(a))
       bad(v, s, "%s works on floats; typecheck casts its %s operands", ir_op_name(op), ir_type_name(a));
     return;
   }
-  if (op == IR_logic_not) {
+  if (rule == IR_RULE_logic) {
     if (a != IR_i1 || s->type != IR_i1) bad(v, s, "logic_not takes and gives i1 (has %s -> %s)", ir_type_name(a), tn);
     return;
   }
-  if (is_unary_arith(op)) {
+  if (rule != IR_RULE_none) {   /* unary */
     if (strict && s->type != ir_result_type(op, a, b))
       bad(v, s, "result type %s, but %s of %s gives %s", tn, ir_op_name(op), ir_type_name(a),
           ir_type_name(ir_result_type(op, a, b)));
-    if (strict && is_float_op(op) && !ir_type_is_float(a))
+    if (strict && rule == IR_RULE_fp && !ir_type_is_float(a))
       bad(v, s, "%s works on floats; typecheck casts its %s operand", ir_op_name(op), ir_type_name(a));
     return;
   }

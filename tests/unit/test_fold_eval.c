@@ -19,6 +19,9 @@
 ** is sometimes always false: that is intended. */
 #pragma GCC diagnostic ignored "-Wtype-limits"
 
+/* A case is a comparison when its op is in cmp_lt..cmp_ne (below). */
+_Static_assert(IR_cmp_ne - IR_cmp_lt == 5, "ORDER CMP (ops.def): the six comparisons, one after the other");
+
 static int failures, checks;
 
 #define FAIL(...)                                                  \

@@ -13,6 +13,51 @@ static const ir_type all_types[] = {IR_i1, IR_i8, IR_i16, IR_i32, IR_i64, IR_u8,
                                     IR_u16, IR_u32, IR_u64, IR_f32, IR_f64};
 #define NTYPES (int)(sizeof all_types / sizeof all_types[0])
 
+/* ops.def's columns, against what the code that reads them assumes. */
+static void test_columns(void) {
+  for (int i = 0; i < IR_NUM_OPS; i++) {
+    ir_op op = (ir_op)i;
+    unsigned f = ir_op_flags(op);
+    const char *name = ir_op_name(op);
+    /* neither P nor E: the reads DCE removes when unused (the legend's list) */
+    bool read = op == IR_local_load || op == IR_global_load || op == IR_snode_is_active || op == IR_snode_length;
+    CHECKF(!(f & (IR_PURE | IR_EFFECT)) == read, "%s", name);
+    CHECKF(!((f & IR_PURE) && (f & IR_EFFECT)), "%s is pure and has an effect", name);
+    /* L and S: through a pointer operand ops[0] */
+    if (f & (IR_LOAD | IR_STORE)) CHECKF(ir_op_nops(op) >= 1 && !(f & IR_PURE), "%s", name);
+    /* the typing rules are for pure unary and binary ops */
+    ir_rule rule = ir_op_rule(op);
+    if (rule != IR_RULE_none)
+      CHECKF((f & IR_PURE) && (f & IR_VALUE) && (ir_op_nops(op) == 1 || ir_op_nops(op) == 2), "%s", name);
+    if (rule == IR_RULE_shift || rule == IR_RULE_cmp) CHECKF(ir_op_nops(op) == 2, "%s", name);
+    if (rule == IR_RULE_logic) CHECKF(ir_op_nops(op) == 1, "%s", name);
+    /* math lowerings: exactly the fp ops except the division, on both targets */
+    bool math = rule == IR_RULE_fp && op != IR_div;
+    CHECKF((ir_op_cpu_math(op) != IR_MATH_none) == math, "%s", name);
+    CHECKF((ir_op_ptx_math(op) != IR_MATH_none) == math, "%s", name);
+    /* arithmetic is cg_arith's; tasks are control's (serial, range) or sparse's */
+    CHECKF((unsigned)ir_op_emit(op) < IR_NUM_EMITS, "%s", name);
+    if (rule != IR_RULE_none) CHECKF(ir_op_emit(op) == IR_EMIT_arith, "%s", name);
+    if (f & IR_TASK)
+      CHECKF(ir_op_emit(op) == (ir_op_aux(op) == IR_AUX_level ? IR_EMIT_sparse : IR_EMIT_control), "%s", name);
+    /* a level's ops are sparse's and call the runtime */
+    if (ir_op_aux(op) == IR_AUX_level) CHECKF(ir_op_emit(op) == IR_EMIT_sparse && (f & IR_RUNTIME), "%s", name);
+    CHECKF(ir_op_names_snode(op) == (ir_op_aux(op) == IR_AUX_place || ir_op_aux(op) == IR_AUX_level), "%s", name);
+  }
+  CHECK(ir_op_aux(IR_arg) == IR_AUX_arg && ir_op_aux(IR_check_bound) == IR_AUX_arg);
+  CHECK(ir_op_aux(IR_global_ptr) == IR_AUX_place && ir_op_aux(IR_global_tmp) == IR_AUX_gtmp);
+  CHECK(ir_op_aux(IR_print) == IR_AUX_str && ir_op_aux(IR_const) == IR_AUX_none);
+  CHECK(ir_op_names_snode(IR_task_listgen) && ir_op_names_snode(IR_check_index) && !ir_op_names_snode(IR_check_bound));
+  CHECK(ir_op_rule(IR_add) == IR_RULE_num && ir_op_rule(IR_div) == IR_RULE_fp && ir_op_rule(IR_bit_not) == IR_RULE_bits);
+  CHECK(ir_op_rule(IR_shl) == IR_RULE_shift && ir_op_rule(IR_cmp_eq) == IR_RULE_cmp && ir_op_rule(IR_logic_not) == IR_RULE_logic);
+  CHECK(ir_op_rule(IR_select) == IR_RULE_none && ir_op_rule(IR_cast) == IR_RULE_none);
+  CHECK(ir_op_emit(IR_loop_index) == IR_EMIT_control && ir_op_emit(IR_ext_ptr) == IR_EMIT_builtins);
+  CHECK(ir_op_emit(IR_global_tmp) == IR_EMIT_memory && ir_op_emit(IR_struct_for) == IR_EMIT_sparse);
+  /* out of range */
+  CHECK(ir_op_flags(IR_NUM_OPS) == 0 && ir_op_rule(IR_NUM_OPS) == IR_RULE_none && ir_op_aux(IR_NUM_OPS) == IR_AUX_none);
+  CHECK(ir_op_cpu_math(IR_NUM_OPS) == IR_MATH_none && ir_op_ptx_math(IR_NUM_OPS) == IR_MATH_none);
+}
+
 static void test_tables(void) {
   for (int t = 0; t < IR_NUM_TYPES; t++) CHECK(ir_type_from_name(ir_type_name((ir_type)t)) == t);
   CHECK(ir_type_from_name("f16") == -1);
@@ -25,12 +70,16 @@ static void test_tables(void) {
   /* flags as ops.def spells them */
   CHECK(ir_op_flags(IR_const) == (IR_PURE | IR_VALUE));
   CHECK(ir_op_flags(IR_local_load) == IR_VALUE);
-  CHECK(ir_op_flags(IR_global_store) == IR_EFFECT);
+  CHECK(ir_op_flags(IR_global_store) == (IR_EFFECT | IR_STORE));
+  CHECK(ir_op_flags(IR_global_load) == (IR_VALUE | IR_LOAD));
+  CHECK(ir_op_flags(IR_atomic_min) == (IR_EFFECT | IR_VALUE | IR_LOAD | IR_STORE));
+  CHECK(ir_op_flags(IR_print) == (IR_EFFECT | IR_RUNTIME));
   CHECK(ir_op_flags(IR_if) == (IR_EFFECT | IR_BLOCKS));
   CHECK(ir_op_flags(IR_break) == (IR_EFFECT | IR_JUMP));
   CHECK(ir_op_flags(IR_task_range_for) == (IR_EFFECT | IR_BLOCKS | IR_TASK));
   CHECK(ir_op_nops(IR_select) == 3 && ir_op_nops(IR_global_ptr) == -1 && ir_op_nops(IR_while) == 0);
   CHECK_STREQ(ir_op_name(IR_cmp_ne), "cmp_ne");
+  test_columns();
 }
 
 /* Reference promotion, from docs/arithmetic.md: floats win (the wider one);
@@ -71,7 +120,9 @@ static void test_result_types(void) {
   CHECK(ir_result_type(IR_bit_or, IR_i16, IR_u16) == IR_u16);
   CHECK(ir_result_type(IR_logic_not, IR_i1, IR_void) == IR_i1);
 
-  /* every pair against the reference */
+  /* every pair against the reference; the loops walk op ranges */
+  _Static_assert(IR_max - IR_add == 8 && IR_sqrt - IR_abs == 1 && IR_trunc - IR_sqrt == 12 && IR_cmp_ne - IR_cmp_lt == 5,
+                 "ORDER BINARY/UNARY/CMP (ops.def): add..max, sqrt..trunc and cmp_lt..cmp_ne as the loops below expect");
   int bad = 0;
   for (int x = 0; x < NTYPES; x++)
     for (int y = 0; y < NTYPES; y++) {

@@ -109,9 +109,6 @@ static void sweep(dce_state *st, ir_block *blk) {
     bool unused = s->id >= 0 && s->id < st->n && st->uses[s->id] == 0;
     bool dead = false;
     switch (s->op) {
-    case IR_local_load: case IR_global_load: case IR_snode_is_active: case IR_snode_length:
-      dead = unused;
-      break;
     case IR_if: dead = empty(s->blocks[0]) && empty(s->blocks[1]); break;
     case IR_task_serial: dead = empty(s->blocks[0]); break;
     case IR_alloca:
@@ -120,7 +117,7 @@ static void sweep(dce_state *st, ir_block *blk) {
         dead = true;
       }
       break;
-    default: dead = unused && (ir_op_flags(s->op) & IR_PURE); break;
+    default: dead = unused && !(ir_op_flags(s->op) & IR_EFFECT); break;   /* pure, or a read (ops.def) */
     }
     if (dead) drop(st, s);
   }

@@ -77,8 +77,7 @@ static void collect_writes(licm_state *st, ir_block *blk, writes *w) {
   if (!blk) return;
   for (ir_stmt *s = blk->first; s; s = s->next) {
     if (s->op == IR_local_store) add_local(st, w, s->ops[0]);
-    bool gwrite = s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub ||
-                  s->op == IR_atomic_min || s->op == IR_atomic_max;
+    bool gwrite = ir_op_flags(s->op) & IR_STORE;
     if (gwrite && s->ops[0]->op == IR_global_ptr && s->ops[0]->aux >= 0 && s->ops[0]->aux < w->nsnodes)
       w->place_written[s->ops[0]->aux] = true;
     collect_writes(st, s->blocks[0], w);

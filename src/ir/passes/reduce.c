@@ -235,9 +235,7 @@ typedef struct {
 
 static void collect(ir_stmt *s, void *ud) {
   accesses *a = ud;
-  bool tmp_access = (s->op == IR_global_store || s->op == IR_global_load || s->op == IR_atomic_add ||
-                     s->op == IR_atomic_sub || s->op == IR_atomic_min || s->op == IR_atomic_max) &&
-                    is_tmp(s->ops[0]);
+  bool tmp_access = (ir_op_flags(s->op) & (IR_LOAD | IR_STORE)) && is_tmp(s->ops[0]);
   if (!tmp_access) return;
   if (a->n == a->cap) {
     int cap = a->cap ? 2 * a->cap : 16;

@@ -136,83 +136,44 @@ static void mark_write(tc_state *st, ir_stmt *p) {
   if (p->op == IR_global_ptr && p->imm.ival != before) st->changed = true;
 }
 
-static void check(ir_stmt *s, void *ud) {
-  tc_state *st = ud;
+/* Converts the n operands of s to t, which becomes s's type. */
+static void unify(tc_state *st, ir_stmt *s, int n, ir_type t) {
+  for (int i = 0; i < n; i++) convert(st, s, i, t);
+  set_type(st, s, t);
+}
+
+/* An arithmetic op, by its typing rule (ops.def's rule column). */
+static void check_arith(tc_state *st, ir_stmt *s, ir_rule rule) {
   ir_kernel *k = st->k;
   ir_op op = s->op;
-  need_values(st, s);
-  switch (op) {
-  case IR_arg:
-    if (s->aux >= 0 && s->aux < k->nargs) set_type(st, s, k->arg_types[s->aux]);
-    break;
-
-  case IR_neg: case IR_abs:
+  int n = ir_op_nops(op);   /* 1 or 2 */
+  bool binary = n == 2;
+  ir_type a = s->ops[0]->type, b = binary ? s->ops[1]->type : IR_void;
+  switch (rule) {
+  case IR_RULE_num:     /* neg, abs; add, sub, mul, floordiv, mod, min, max */
     no_bool(st, s);
-    set_type(st, s, s->ops[0]->type);
+    unify(st, s, n, binary ? ir_promote(a, b) : a);
     break;
-  case IR_bit_not:
+  case IR_RULE_fp:      /* the math; div, pow, atan2 */
+    no_bool(st, s);
+    unify(st, s, n, float_type(op, a, b));
+    break;
+  case IR_RULE_bits:    /* bit_not; bit_and, bit_or, bit_xor */
     no_float(st, s);
-    set_type(st, s, s->ops[0]->type);
-    break;
-  case IR_logic_not:
-    if (s->ops[0]->type != IR_i1)
-      ir_fail(k, s->loc, "`not` needs a boolean, got a %s: compare it explicitly (x == 0)",
-              ir_type_name(s->ops[0]->type));
-    set_type(st, s, IR_i1);
-    break;
-  case IR_sqrt: case IR_sin: case IR_cos: case IR_tan: case IR_asin: case IR_acos:
-  case IR_atan: case IR_exp: case IR_log: case IR_floor: case IR_ceil: case IR_round:
-  case IR_trunc: {
-    no_bool(st, s);
-    ir_type t = float_type(op, s->ops[0]->type, IR_void);
-    convert(st, s, 0, t);
-    set_type(st, s, t);
-    break;
-  }
-
-  case IR_add: case IR_sub: case IR_mul: case IR_floordiv: case IR_mod:
-  case IR_min: case IR_max: {
-    no_bool(st, s);
-    ir_type t = ir_promote(s->ops[0]->type, s->ops[1]->type);
-    convert(st, s, 0, t);
-    convert(st, s, 1, t);
-    set_type(st, s, t);
-    break;
-  }
-  case IR_div: case IR_pow: case IR_atan2: {
-    no_bool(st, s);
-    ir_type t = float_type(op, s->ops[0]->type, s->ops[1]->type);
-    convert(st, s, 0, t);
-    convert(st, s, 1, t);
-    set_type(st, s, t);
-    break;
-  }
-  case IR_bit_and: case IR_bit_or: case IR_bit_xor: {
-    no_float(st, s);
-    ir_type a = s->ops[0]->type, b = s->ops[1]->type;
-    if ((a == IR_i1) != (b == IR_i1))
+    if (binary && (a == IR_i1) != (b == IR_i1))
       ir_fail(k, s->loc,
               "`%s` mixes a boolean and a number (%s, %s): compare the number (x ~= 0) "
               "or use lt.select(cond, 1, 0)",
               sym(op), ir_type_name(a), ir_type_name(b));
-    ir_type t = ir_promote(a, b);
-    convert(st, s, 0, t);
-    convert(st, s, 1, t);
-    set_type(st, s, t);
+    unify(st, s, n, binary ? ir_promote(a, b) : a);
     break;
-  }
-  case IR_shl: case IR_shr: {
-    /* the result has the left operand's type; the count is converted to it */
+  case IR_RULE_shift:   /* the result has the left operand's type; the count is converted to it */
     no_float(st, s);
     no_bool(st, s);
-    ir_type t = s->ops[0]->type;
-    convert(st, s, 1, t);
-    set_type(st, s, t);
+    convert(st, s, 1, a);
+    set_type(st, s, a);
     break;
-  }
-  case IR_cmp_lt: case IR_cmp_le: case IR_cmp_gt: case IR_cmp_ge:
-  case IR_cmp_eq: case IR_cmp_ne: {
-    ir_type a = s->ops[0]->type, b = s->ops[1]->type;
+  case IR_RULE_cmp:
     if (a == IR_i1 || b == IR_i1) {
       if (a != b || (op != IR_cmp_eq && op != IR_cmp_ne))
         ir_fail(k, s->loc,
@@ -226,7 +187,31 @@ static void check(ir_stmt *s, void *ud) {
     }
     set_type(st, s, IR_i1);
     break;
+  case IR_RULE_logic:   /* logic_not */
+    if (a != IR_i1)
+      ir_fail(k, s->loc, "`not` needs a boolean, got a %s: compare it explicitly (x == 0)", ir_type_name(a));
+    set_type(st, s, IR_i1);
+    break;
+  case IR_RULE_none:
+    break;
   }
+}
+
+static void check(ir_stmt *s, void *ud) {
+  tc_state *st = ud;
+  ir_kernel *k = st->k;
+  ir_op op = s->op;
+  need_values(st, s);
+  ir_rule rule = ir_op_rule(op);
+  if (rule != IR_RULE_none) {
+    check_arith(st, s, rule);
+    return;
+  }
+  switch (op) {
+  case IR_arg:
+    if (s->aux >= 0 && s->aux < k->nargs) set_type(st, s, k->arg_types[s->aux]);
+    break;
+
   case IR_select: {
     check_cond(st, s, s->ops[0], "lt.select");
     ir_type a = s->ops[1]->type, b = s->ops[2]->type;

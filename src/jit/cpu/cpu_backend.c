@@ -24,30 +24,10 @@ extern const size_t lt_runtime_bc_x86_64_size;
 
 /* ---- target hooks --------------------------------------------------------- */
 
+/* Math as ops.def's cpu column says: LLVM intrinsics, or libm's tanf / tan
+** resolved from the process. */
 static const char *cpu_math_fn(ir_op op, ir_type t, char *buf, size_t len) {
-  const char *sfx = t == IR_f32 ? "f32" : "f64", *f = t == IR_f32 ? "f" : "";
-  const char *intrinsic = NULL, *libm = NULL;
-  switch (op) {
-  case IR_sqrt: intrinsic = "sqrt"; break;
-  case IR_sin: intrinsic = "sin"; break;
-  case IR_cos: intrinsic = "cos"; break;
-  case IR_exp: intrinsic = "exp"; break;
-  case IR_log: intrinsic = "log"; break;
-  case IR_floor: intrinsic = "floor"; break;
-  case IR_ceil: intrinsic = "ceil"; break;
-  case IR_round: intrinsic = "round"; break;
-  case IR_trunc: intrinsic = "trunc"; break;
-  case IR_pow: intrinsic = "pow"; break;
-  case IR_tan: libm = "tan"; break;
-  case IR_asin: libm = "asin"; break;
-  case IR_acos: libm = "acos"; break;
-  case IR_atan: libm = "atan"; break;
-  case IR_atan2: libm = "atan2"; break;
-  default: return NULL;
-  }
-  if (intrinsic) snprintf(buf, len, "llvm.%s.%s", intrinsic, sfx);
-  else snprintf(buf, len, "%s%s", libm, f);   /* tanf / tan: resolved from the process */
-  return buf;
+  return cg_math_name(ir_op_cpu_math(op), "", op, t, buf, len);
 }
 
 const cg_target cpu_target = {"x86_64", &lt_runtime_bc_x86_64, &lt_runtime_bc_x86_64_size,

@@ -25,6 +25,14 @@ static LLVMValueRef call2(cg *c, const char *name, LLVMValueRef a, LLVMValueRef 
 
 static const char *sfx(ir_type t) { return t == IR_f32 ? "f32" : "f64"; }
 
+const char *cg_math_name(ir_math how, const char *lib_prefix, ir_op op, ir_type t, char *buf, size_t len) {
+  switch (how) {
+  case IR_MATH_llvm: snprintf(buf, len, "llvm.%s.%s", ir_op_name(op), sfx(t)); return buf;
+  case IR_MATH_lib: snprintf(buf, len, "%s%s%s", lib_prefix, ir_op_name(op), t == IR_f32 ? "f" : ""); return buf;
+  default: return NULL;
+  }
+}
+
 /* A math op through the target's hook (intrinsic or library function). */
 static LLVMValueRef math(cg *c, ir_stmt *s, ir_op op, ir_type t, LLVMValueRef a, LLVMValueRef b) {
   char buf[64];
@@ -111,15 +119,23 @@ static LLVMValueRef float_mod(cg *c, LLVMValueRef a, LLVMValueRef b) {
 
 /* ---- comparisons ------------------------------------------------------------------- */
 
+/* The predicates below are indexed by op - IR_cmp_lt. */
+_Static_assert(IR_cmp_le == IR_cmp_lt + 1 && IR_cmp_gt == IR_cmp_lt + 2 && IR_cmp_ge == IR_cmp_lt + 3 &&
+                   IR_cmp_eq == IR_cmp_lt + 4 && IR_cmp_ne == IR_cmp_lt + 5,
+               "ORDER CMP: ops.def's comparisons are lt le gt ge eq ne, one after the other");
+
 static LLVMValueRef compare(cg *c, ir_op op, ir_type t, LLVMValueRef a, LLVMValueRef b) {
   if (ir_type_is_float(t)) {
     /* ordered predicates: false with NaN; ~= is unordered: true with NaN */
     static const LLVMRealPredicate fp[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE,
                                            LLVMRealOEQ, LLVMRealUNE};
+    _Static_assert(sizeof fp / sizeof fp[0] == IR_cmp_ne - IR_cmp_lt + 1, "ORDER CMP: a predicate per comparison");
     return LLVMBuildFCmp(B, fp[op - IR_cmp_lt], a, b, "");
   }
   static const LLVMIntPredicate sp[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE, LLVMIntEQ, LLVMIntNE};
   static const LLVMIntPredicate up[] = {LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE, LLVMIntEQ, LLVMIntNE};
+  _Static_assert(sizeof sp / sizeof sp[0] == IR_cmp_ne - IR_cmp_lt + 1 && sizeof up == sizeof sp,
+                 "ORDER CMP: a predicate per comparison");
   return LLVMBuildICmp(B, (ir_type_is_signed(t) ? sp : up)[op - IR_cmp_lt], a, b, "");
 }
 
@@ -141,7 +157,8 @@ static LLVMValueRef binary(cg *c, ir_stmt *s) {
   if (s->op != IR_shl && s->op != IR_shr && s->ops[1]->type != t)
     cg_fail(c, s, "operands of '%s' have different types (%s, %s); run typecheck first",
             ir_op_name(s->op), ir_type_name(t), ir_type_name(s->ops[1]->type));
-  if (t == IR_i1 && !(s->op >= IR_bit_and && s->op <= IR_bit_xor) && !(s->op >= IR_cmp_lt && s->op <= IR_cmp_ne))
+  ir_rule rule = ir_op_rule(s->op);   /* booleans: bit_and/or/xor and the comparisons */
+  if (t == IR_i1 && rule != IR_RULE_bits && rule != IR_RULE_cmp)
     cg_fail(c, s, "'%s' does not apply to booleans", ir_op_name(s->op));
   char name[64];
   switch (s->op) {
@@ -199,10 +216,8 @@ static LLVMValueRef unary(cg *c, ir_stmt *s) {
     if (!ir_type_is_signed(t)) return a;
     return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, a, ci(LLVMTypeOf(a), 0), ""),
                            LLVMBuildNeg(B, a, ""), a, "");
-  case IR_sqrt: case IR_sin: case IR_cos: case IR_tan: case IR_asin: case IR_acos: case IR_atan:
-  case IR_exp: case IR_log: case IR_floor: case IR_ceil: case IR_round: case IR_trunc:
-    return math(c, s, s->op, t, a, NULL);
-  default: return NULL;
+  default:   /* sqrt, sin, ..., trunc: the target's math functions */
+    return ir_op_rule(s->op) == IR_RULE_fp ? math(c, s, s->op, t, a, NULL) : NULL;
   }
 }
 

@@ -39,8 +39,7 @@ typedef struct {
 static void scan_gather(ir_stmt *s, void *ud) {
   gather_scan *g = ud;
   if (s->id < 0 || s->id >= g->n) return;
-  bool dep = s->op == IR_global_load || s->op == IR_local_load || s->op == IR_atomic_add ||
-             s->op == IR_atomic_sub || s->op == IR_atomic_min || s->op == IR_atomic_max;
+  bool dep = s->op == IR_local_load || (ir_op_flags(s->op) & IR_LOAD);
   for (int i = 0; i < s->nops && !dep; i++) {
     const ir_stmt *o = s->ops[i];
     if (o && o->id >= 0 && o->id < g->n && g->data[o->id]) {
@@ -184,6 +183,7 @@ bool cg_control(cg *c, ir_stmt *s) {
     return true;
   }
   case IR_loop_index: {
+    if (s->loop && s->loop->op == IR_task_struct_for) return cg_sparse(c, s);   /* the cell's index */
     if (!s->loop) cg_fail(c, s, "loop_index without a loop");
     ir_type lt = s->loop->op == IR_range_for ? s->loop->ops[0]->type : IR_i64;
     cg_set(c, s, cg_int_convert(c, cg_get(c, s->loop), ir_type_is_signed(lt), cg_type(c, s->type)));

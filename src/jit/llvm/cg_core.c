@@ -123,10 +123,15 @@ LLVMValueRef cg_int_convert(cg *c, LLVMValueRef v, bool is_signed, LLVMTypeRef t
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
+/* The emitter of each file, by ops.def's emit column. */
+static bool (*const emitters[IR_NUM_EMITS])(cg *, ir_stmt *) = {
+    [IR_EMIT_arith] = cg_arith,   [IR_EMIT_memory] = cg_memory,     [IR_EMIT_control] = cg_control,
+    [IR_EMIT_sparse] = cg_sparse, [IR_EMIT_builtins] = cg_builtins,
+};
+
 void cg_stmt(cg *c, ir_stmt *s) {
   cg_open(c);
-  /* cg_sparse first: it takes the loop_index of struct-for tasks */
-  if (cg_sparse(c, s) || cg_builtins(c, s) || cg_arith(c, s) || cg_memory(c, s) || cg_control(c, s)) return;
+  if ((unsigned)s->op < IR_NUM_OPS && emitters[ir_op_emit(s->op)](c, s)) return;
   cg_fail(c, s, "statement '%s' cannot be compiled here (is the kernel offloaded?)",
           ir_op_name(s->op));
 }
@@ -251,16 +256,7 @@ static void scan_runtime_use(ir_stmt *s, void *ud) {
     if (sn && ir_snode_under_sparse(sn)) r->uses = true;
     return;
   }
-  switch (s->op) {
-  case IR_check_index: case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active:
-  case IR_snode_append: case IR_snode_length: case IR_snode_deactivate_all: case IR_struct_for:
-  case IR_task_clear_list: case IR_task_listgen: case IR_task_struct_for: case IR_task_gc:
-  case IR_task_deactivate_all:
-  case IR_check_bound: case IR_random: case IR_print: case IR_print_more: case IR_assert:   /* cg_builtins.c */
-    r->uses = true;
-    break;
-  default: break;
-  }
+  if (ir_op_flags(s->op) & IR_RUNTIME) r->uses = true;   /* flag R of ops.def */
 }
 
 static bool kernel_uses_runtime(ir_kernel *k) {

@@ -22,32 +22,11 @@
 extern const unsigned char *lt_runtime_bc_nvptx64;
 extern const size_t lt_runtime_bc_nvptx64_size;
 
-/* Math without an NVPTX instruction: libdevice's __nv_* functions, left as
-** external calls (the CUDA backend links libdevice). */
+/* Math as ops.def's ptx column says: LLVM intrinsics where NVPTX has an
+** instruction, else libdevice's __nv_* functions, left as external calls
+** (the CUDA backend links libdevice). */
 static const char *ptx_math_fn(ir_op op, ir_type t, char *buf, size_t len) {
-  const char *sfx = t == IR_f32 ? "f32" : "f64", *f = t == IR_f32 ? "f" : "";
-  const char *intrinsic = NULL, *lib = NULL;
-  switch (op) {
-  case IR_sqrt: intrinsic = "sqrt"; break;
-  case IR_floor: intrinsic = "floor"; break;
-  case IR_ceil: intrinsic = "ceil"; break;
-  case IR_round: intrinsic = "round"; break;
-  case IR_trunc: intrinsic = "trunc"; break;
-  case IR_sin: lib = "sin"; break;
-  case IR_cos: lib = "cos"; break;
-  case IR_tan: lib = "tan"; break;
-  case IR_asin: lib = "asin"; break;
-  case IR_acos: lib = "acos"; break;
-  case IR_atan: lib = "atan"; break;
-  case IR_exp: lib = "exp"; break;
-  case IR_log: lib = "log"; break;
-  case IR_pow: lib = "pow"; break;
-  case IR_atan2: lib = "atan2"; break;
-  default: return NULL;
-  }
-  if (intrinsic) snprintf(buf, len, "llvm.%s.%s", intrinsic, sfx);
-  else snprintf(buf, len, "__nv_%s%s", lib, f);
-  return buf;
+  return cg_math_name(ir_op_ptx_math(op), "__nv_", op, t, buf, len);
 }
 
 static LLVMValueRef sreg32(cg *c, const char *name) {

@@ -345,8 +345,7 @@ static LLVMValueRef snode_op(cg *c, ir_stmt *s) {
 /* ---- the other sparse tasks ------------------------------------------------------------ */
 
 bool cg_is_sparse_task(ir_op op) {
-  return op == IR_task_clear_list || op == IR_task_listgen || op == IR_task_struct_for ||
-         op == IR_task_gc || op == IR_task_deactivate_all;
+  return (ir_op_flags(op) & IR_TASK) && ir_op_emit(op) == IR_EMIT_sparse;   /* ops.def */
 }
 
 /* task_gc: fn(ctx, worker, stage, nworkers) (jit.h). */

@@ -161,8 +161,7 @@ static void place(plan *p, const ir_stmt *s, int q) {
     return;
   }
   p->pos[s->id] = q;
-  if (s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub || s->op == IR_atomic_min ||
-      s->op == IR_atomic_max) {
+  if (ir_op_flags(s->op) & IR_STORE) {
     const ir_stmt *ptr = s->ops[0];
     if (ptr->op == IR_global_ptr && ptr->aux >= 0 && ptr->aux < IR_MAX_SNODES) p->written[ptr->aux] = 1;
     else if (ptr->op == IR_global_ptr) p->ok = false;

@@ -32,7 +32,8 @@ typedef struct cg_target {
   const unsigned char *const *bc;         /* embedded runtime bitcode (cmake/embed.c) */
   const size_t *bc_size;
   /* Name of the function that computes a math op on type t (f32/f64): an LLVM
-  ** intrinsic ("llvm.sin.f32") or an external library function ("tanf"). */
+  ** intrinsic ("llvm.sin.f32") or an external library function ("tanf");
+  ** NULL when the target has none. A lookup in ops.def (cg_math_name). */
   const char *(*math_fn)(ir_op op, ir_type t, char *buf, size_t len);
   /* Called once per task after its function is complete (may be NULL):
   ** NVPTX wraps it in a kernel entry. */
@@ -45,6 +46,12 @@ typedef struct cg_target {
   ** (i32[4]: tid.x, ntid.x, ctaid.x, nctaid.x) instead of PTX registers */
   bool emulated;
 } cg_target;
+
+/* The name of math op on type t (f32/f64) lowered as `how` says (a column
+** of ops.def, e.g. ir_op_cpu_math(op)): llvm.<op>.f32 for IR_MATH_llvm,
+** <lib_prefix><op>f (f32) or <lib_prefix><op> (f64) for IR_MATH_lib; NULL
+** for IR_MATH_none. Written into buf (cg_arith.c). */
+const char *cg_math_name(ir_math how, const char *lib_prefix, ir_op op, ir_type t, char *buf, size_t len);
 
 /* The result of cg_build. */
 typedef struct {
@@ -221,7 +228,8 @@ void cg_open(cg *c);
 void cg_br(cg *c, LLVMBasicBlockRef bb);
 LLVMBasicBlockRef cg_new_bb(cg *c, const char *name);
 
-/* Emitters by concern; each returns false when the op is not its own. */
+/* Emitters by concern, one per value of ops.def's emit column (cg_stmt
+** dispatches on it); each returns false when it cannot emit the statement. */
 bool cg_arith(cg *c, ir_stmt *s);                    /* cg_arith.c */
 bool cg_control(cg *c, ir_stmt *s);                  /* cg_control.c */
 bool cg_memory(cg *c, ir_stmt *s);                   /* cg_memory.c */
@@ -243,7 +251,8 @@ void cg_phys_indices(cg *c, ir_stmt *s, const ir_snode *sn, LLVMValueRef *phys);
 LLVMValueRef cg_cell_index(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef *phys);
 /* global_ptr of a place under a sparse level (cg_sparse.c). */
 LLVMValueRef cg_sparse_global_ptr(cg *c, ir_stmt *s, const ir_snode *place);
-/* Whether op is one of the list/struct-for/gc tasks, and their function body. */
+/* Whether op is one of the list/struct-for/gc tasks (a task of emit family
+** sparse in ops.def), and their function body. */
 bool cg_is_sparse_task(ir_op op);
 void cg_sparse_task_body(cg *c, ir_stmt *task, LLVMValueRef begin, LLVMValueRef end);
 /* Body of a task function: the range loop or the single run (cg_control.c). */
