@@ -121,6 +121,11 @@ struct jit_backend {
   void *impl;
 };
 
+/* The backend for arch "cpu" or "cuda" (backends.c): what the program layer
+** calls, so that a library without the compiler can supply its own. */
+jit_backend *jit_backend_create(const char *arch, int threads, bool debug, const char *cuda_driver, char *err,
+                                size_t errlen);
+
 /* threads <= 0: one per core. */
 jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen);
 

@@ -49,7 +49,7 @@ static int l_cuda_probe(lua_State *L) {
 /* core.device_copy_ms(prog, bytes, reps) -> ms | nil, reason: the median time of a
 ** device-to-device copy on the program's GPU (bench/gpu.lua's reference). */
 static int l_device_copy_ms(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   lua_Integer bytes = luaL_checkinteger(L, 2), reps = luaL_optinteger(L, 3, 20);
   double ms = 0;
   if (!p->be || strcmp(p->be->name, "cuda") != 0) {

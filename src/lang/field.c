@@ -21,7 +21,7 @@
 #include "lang.h"
 
 /* The place at idx and the root container of the instance at idx + 1. */
-static ir_snode *check_place(lua_State *L, lang_program *p, int idx, char **mem) {
+static ir_snode *check_place(lua_State *L, prog_program *p, int idx, char **mem) {
   lua_Integer id = luaL_checkinteger(L, idx);
   if (id < 0 || id >= p->ir->nsnodes || !p->ir->snodes[id] ||
       p->ir->snodes[id]->kind != IR_SN_place)
@@ -33,7 +33,7 @@ static ir_snode *check_place(lua_State *L, lang_program *p, int idx, char **mem)
 
 /* The element's address for a read (NULL: inactive, reads as 0) or a write
 ** (activates; NULL when the pool is exhausted: jit_sparse_take_error says why). */
-static char *element(lang_program *p, const ir_snode *s, char *mem, const int64_t *idx, bool write) {
+static char *element(prog_program *p, const ir_snode *s, char *mem, const int64_t *idx, bool write) {
   if (!ir_snode_under_sparse(s)) return mem + ir_snode_offset(s, idx);
   return jit_sparse_element(p->sparse, s, mem, idx, write);
 }
@@ -85,7 +85,7 @@ static bool read_indices(lua_State *L, const ir_snode *s, int first, int64_t *id
 }
 
 /* Pushes why element() could not activate a cell of s for a write. */
-static void push_activation_failure(lua_State *L, lang_program *p, const ir_snode *s) {
+static void push_activation_failure(lua_State *L, prog_program *p, const ir_snode *s) {
   char msg[768] = "";
   if (!jit_sparse_take_error(p->sparse, p->ir, msg, sizeof msg))
     snprintf(msg, sizeof msg, "cannot activate the cell of field '%s'", s->name);
@@ -102,7 +102,7 @@ static int nil_message(lua_State *L) {
 
 /* core.field_get(prog, id, instance|nil, i...) -> value | nil, message */
 static int l_field_get(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   int64_t idx[IR_MAX_INDICES] = {0};
@@ -118,7 +118,7 @@ static int l_field_get(lua_State *L) {
 
 /* core.field_set(prog, id, instance|nil, value, i...) -> true | nil, message */
 static int l_field_set(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   int64_t idx[IR_MAX_INDICES] = {0};
@@ -159,7 +159,7 @@ static bool empty_field(const ir_snode *s) {
 ** layout) lie in the same range. Under sparse levels, the view is NULL and
 ** each element goes through the runtime and is copied on its own. */
 typedef struct {
-  lang_program *p;
+  prog_program *p;
   const ir_snode *s;
   char *mem;                       /* the instance's root container */
   char *view;                      /* dense: host view of mem + lo; NULL: per element */
@@ -170,7 +170,7 @@ typedef struct {
 
 /* Opens the view (load: with the field's values) and pushes its owner;
 ** false with the message pushed above it when the copy failed. */
-static bool view_open(lua_State *L, field_view *v, lang_program *p, const ir_snode *s, char *mem, bool load) {
+static bool view_open(lua_State *L, field_view *v, prog_program *p, const ir_snode *s, char *mem, bool load) {
   *v = (field_view){.p = p, .s = s, .mem = mem};
   if (ir_snode_under_sparse(s) || empty_field(s)) {
     lua_pushnil(L);
@@ -229,7 +229,7 @@ static bool view_write(lua_State *L, field_view *v, const int64_t *idx, const ch
 ** element of a dense field; only the active elements of a sparse one
 ** (nothing is activated). */
 static int l_field_fill(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   char val[8];
@@ -271,7 +271,7 @@ static bool build_table(lua_State *L, field_view *v, int64_t *idx, int axis) {
 /* core.field_to_table(prog, id, instance|nil) -> nested tables, 1-based
 ** (t[i+1][j+1] = x[i][j]); inactive elements are 0 | nil, message */
 static int l_field_to_table(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   int64_t idx[IR_MAX_INDICES] = {0};
@@ -290,7 +290,7 @@ static int l_field_to_table(lua_State *L) {
 ** for the cells can stop the writes part way. A 0-D field takes the number
 ** itself. */
 static int l_field_from_table(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   lua_settop(L, 4);
@@ -316,7 +316,7 @@ static int l_field_from_table(lua_State *L) {
 ** message: every element, row-major, from a flat list of numbers already
 ** checked (a composite field's x:from_table, one component at a time). */
 static int l_field_set_list(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   luaL_checktype(L, 4, LUA_TTABLE);
@@ -344,7 +344,7 @@ static int l_field_set_list(lua_State *L) {
 /* core.field_active(prog, id, instance|nil) -> {{i, j, ...}, ...}: the
 ** indices of the active elements, row-major (every element of a dense field) */
 static int l_field_active(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   char *mem;
   ir_snode *s = check_place(L, p, 2, &mem);
   lua_newtable(L);

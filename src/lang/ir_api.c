@@ -41,7 +41,7 @@ static int push_stmt(lua_State *L, ir_stmt *s) {
 
 /* core.builder_new(prog, name) -> builder */
 static int l_builder_new(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   const char *name = luaL_checkstring(L, 2);
   lang_builder *b = lua_newuserdatauv(L, sizeof *b, 1);
   memset(b, 0, sizeof *b);

@@ -84,7 +84,6 @@ int luaopen_lattice(lua_State *L) {
   lang_open_kernel(L);
   lang_open_tree(L);
   lang_open_ndarray(L);
-  lang_open_builtins(L);
   lang_open_cuda(L);
   lua_pushliteral(L, LT_VERSION);   /* lt.version, lt.version_num (init.lua) */
   lua_setfield(L, -2, "version");

@@ -8,7 +8,7 @@
 
 #include "lang.h"
 
-static ir_snode *check_snode(lua_State *L, lang_program *p, int idx) {
+static ir_snode *check_snode(lua_State *L, prog_program *p, int idx) {
   lua_Integer id = luaL_checkinteger(L, idx);
   if (id < 0 || id >= p->ir->nsnodes || !p->ir->snodes[id])
     luaL_error(L, "internal error: no SNode %d", (int)id);
@@ -20,11 +20,11 @@ static ir_snode *check_snode(lua_State *L, lang_program *p, int idx) {
 ** holds any more are freed first; when all IR_MAX_TREES are alive, a full
 ** garbage collection may free some, else the error names the limit. */
 static int l_root_new(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
-  lang_reclaim_trees(p);
+  prog_program *p = lang_check_program(L, 1);
+  prog_reclaim_trees(p);
   if (!ir_program_has_room(p->ir)) {
     lua_gc(L, LUA_GCCOLLECT);      /* dropped fields whose handles are not yet collected */
-    lang_reclaim_trees(p);
+    prog_reclaim_trees(p);
   }
   ir_snode *r = ir_program_has_room(p->ir) ? ir_snode_root(p->ir) : NULL;
   if (!r) {
@@ -71,7 +71,7 @@ static int push_snode(lua_State *L, const ir_snode *s, const char *err) {
 /* A level of any kind but dynamic under the SNode at index 2, with the axes
 ** and extents at axes_idx and axes_idx + 1. */
 static int new_level(lua_State *L, ir_snode_kind kind, const char *what, int axes_idx) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   ir_snode *parent = check_snode(L, p, 2);
   int64_t axes64[IR_MAX_INDICES], shape[IR_MAX_INDICES];
   int n = read_ints(L, axes_idx, axes64, "axes");
@@ -98,7 +98,7 @@ static int l_level(lua_State *L) {
 
 /* core.dynamic(prog, parent, axis, n, chunk_cells) -> id | nil, message */
 static int l_dynamic(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   ir_snode *parent = check_snode(L, p, 2);
   int axis = (int)luaL_checkinteger(L, 3);
   int64_t n = luaL_checkinteger(L, 4);
@@ -110,7 +110,7 @@ static int l_dynamic(lua_State *L) {
 
 /* core.place(prog, parent, dtype, name) -> id | nil, message */
 static int l_place(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   ir_snode *parent = check_snode(L, p, 2);
   int t = ir_type_from_name(luaL_checkstring(L, 3));
   if (t < 0) return luaL_error(L, "unknown type '%s'", lua_tostring(L, 3));
@@ -122,7 +122,7 @@ static int l_place(lua_State *L) {
 
 /* core.set_name(prog, id, name): fields learn their names late (from locals) */
 static int l_set_name(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   ir_snode *s = check_snode(L, p, 2);
   char *copy = strdup(luaL_checkstring(L, 3));    /* the SNode owns its name */
   if (!copy) return luaL_error(L, "out of memory");
@@ -141,7 +141,7 @@ static int push_fail(lua_State *L, const char *err) {
 ** Lays the tree out and registers it with the sparse runtime; with
 ** make_instance (lt.root trees) also creates its one instance. Idempotent. */
 static int l_materialize(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   ir_snode *r = check_snode(L, p, 2);
   bool make_instance = lua_isnone(L, 3) || lua_toboolean(L, 3);
   ir_tree *t = &p->ir->trees[r->tree];
@@ -162,7 +162,7 @@ static int l_materialize(lua_State *L) {
 ** nchildren, parent, sparse, under_sparse, num_cells, children, name, label,
 ** axes, capacity} */
 static int l_snode_info(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   ir_snode *s = check_snode(L, p, 2);
   lua_createtable(L, 0, 8);
   lua_pushstring(L, ir_snode_kind_name(s->kind));

@@ -10,7 +10,7 @@
 
 #include "lang.h"
 
-static ir_snode *check_level(lua_State *L, lang_program *p, int idx) {
+static ir_snode *check_level(lua_State *L, prog_program *p, int idx) {
   lua_Integer id = luaL_checkinteger(L, idx);
   if (id < 0 || id >= p->ir->nsnodes || !p->ir->snodes[id] ||
       !ir_snode_kind_is_level(p->ir->snodes[id]->kind))
@@ -25,7 +25,7 @@ static lang_instance *check_instance(lua_State *L, int idx) {
 }
 
 static void instance_release(lang_instance *in) {
-  lang_program *p = in->prog;
+  prog_program *p = in->prog;
   if (in->root && p && p->ir && p->sparse) {
     jit_sparse_free_instance(p->sparse, p->ir, in->tree, in->root);
     p->tree_holds[in->tree]--;     /* an instance holds its tree */
@@ -40,7 +40,7 @@ static int l_instance_gc(lua_State *L) {
 
 /* core.instance_new(prog, root_snode) -> instance | nil, message */
 static int l_instance_new(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   lua_Integer id = luaL_checkinteger(L, 2);
   if (id < 0 || id >= p->ir->nsnodes || !p->ir->snodes[id] || p->ir->snodes[id]->kind != IR_SN_root)
     return luaL_error(L, "internal error: SNode %d is not a root", (int)id);
@@ -105,7 +105,7 @@ static const jit_sn_op op_codes[] = {JIT_SN_ACTIVATE, JIT_SN_DEACTIVATE, JIT_SN_
 ** names the SNode for messages. A dynamic's deactivate/length take its
 ** parent's indices. */
 static int l_snode_op(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   ir_snode *s = check_level(L, p, 2);
   char *root = lang_root_for(L, p, s, 3);
   const char *what = luaL_checkstring(L, 4);
@@ -124,7 +124,7 @@ static int l_snode_op(lua_State *L) {
 
 /* core.snode_append(prog, dynamic, instance|nil, what, value, i...) -> index | nil, message */
 static int l_snode_append(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   ir_snode *s = check_level(L, p, 2);
   char *root = lang_root_for(L, p, s, 3);
   const char *what = luaL_checkstring(L, 4);
@@ -159,7 +159,7 @@ static int l_snode_append(lua_State *L) {
 
 /* core.deactivate_all(prog, level, instance|nil) */
 static int l_deactivate_all(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   ir_snode *s = check_level(L, p, 2);
   char *root = lang_root_for(L, p, s, 3);
   jit_sparse_deactivate_all(p->sparse, s, root);
@@ -177,7 +177,7 @@ static void set_int(lua_State *L, const char *k, int64_t v) {
 /* core.stats(prog) -> {pool_bytes, pool_used, high_water, lists_built,
 ** lists_reused, gc_runs, snodes = {{id, label, kind, name, active}, ...}} */
 static int l_stats(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   jit_sparse_stats st;
   memset(&st, 0, sizeof st);
   jit_sparse_get_stats(p->sparse, &st);
@@ -210,7 +210,7 @@ static int l_stats(lua_State *L) {
 
 /* core.gc(prog): collect every pointer/dynamic SNode's recycled cells now */
 static int l_gc(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
+  prog_program *p = lang_check_program(L, 1);
   jit_sparse_gc_all(p->sparse);
   return 0;
 }

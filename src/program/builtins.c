@@ -1,50 +1,96 @@
 /*
-** builtins_host.c -- the host half of the kernel builtins: the program's
-** rt_builtins (random seed, launch counter, print buffer), flushing print
-** records after a launch, the messages of ndarray bounds and lt.assert
-** failures, and lt.random in Lua scope.
+** builtins.c -- the host half of the kernel builtins: the program's
+** rt_builtins (random seed, launch counter, print buffer), the text of the
+** print records a launch left, the messages of ndarray bounds and lt.assert
+** failures, lt.random in host code, and the growable text those go to.
 */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lang.h"
-#include "runtime/builtins.h"
+#include "../runtime/builtins.h"
+#include "program.h"
+#include "program_impl.h"
 
 #define DEFAULT_PRINT_BUFFER (1 << 20)
 
-void lang_builtins_free(lang_program *p) {
+/* ---- text ------------------------------------------------------------------------ */
+
+void prog_text_add(prog_text *t, const char *s, size_t n) {
+  if (t->len + n + 1 > t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    while (cap < t->len + n + 1) cap *= 2;
+    char *d = realloc(t->data, cap);
+    if (!d) return;   /* out of memory: the text is cut short, nothing breaks */
+    t->data = d;
+    t->cap = cap;
+  }
+  memcpy(t->data + t->len, s, n);
+  t->len += n;
+  t->data[t->len] = 0;
+}
+
+void prog_text_addf(prog_text *t, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n > 0) prog_text_add(t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+void prog_text_free(prog_text *t) {
+  free(t->data);
+  *t = (prog_text){0};
+}
+
+void prog_text_number(prog_text *t, ir_type type, uint64_t u) {
+  char buf[64];
+  switch (type) {
+  case IR_void: snprintf(buf, sizeof buf, "nil"); break;   /* a value no print_more wrote */
+  case IR_i1: snprintf(buf, sizeof buf, "%s", (u & 1) ? "true" : "false"); break;
+  case IR_f32:
+  case IR_f64: {
+    /* Lua's tostring: "%.14g", and ".0" after what would read as an integer */
+    snprintf(buf, sizeof buf - 2, "%.14g", prog_decode_float(type, u));
+    if (buf[strspn(buf, "-0123456789")] == 0) strcat(buf, ".0");
+    break;
+  }
+  default: snprintf(buf, sizeof buf, "%lld", (long long)u); break;
+  }
+  prog_text_add(t, buf, strlen(buf));
+}
+
+/* ---- the builtins' state ------------------------------------------------------------- */
+
+void prog_builtins_free(prog_program *p) {
   if (!p->builtins) return;
   free(p->builtins->print_data);
   free(p->builtins);
   p->builtins = NULL;
 }
 
-/* core.builtins_setup(prog, seed, print_buffer_bytes) -> true | nil, message */
-static int l_builtins_setup(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
-  lua_Integer seed = luaL_checkinteger(L, 2);
-  lua_Integer cap = luaL_optinteger(L, 3, 0);
+bool prog_builtins_setup(prog_program *p, uint64_t seed, int64_t cap, char *err, size_t errlen) {
   if (cap <= 0) cap = DEFAULT_PRINT_BUFFER;
-  lang_builtins_free(p);
   rt_builtins *b = calloc(1, sizeof *b);
   char *data = malloc((size_t)cap);
   if (!b || !data) {
     free(b);
     free(data);
-    lua_pushnil(L);
-    lua_pushfstring(L, "out of memory allocating the print buffer (%I bytes)", cap);
-    return 2;
+    snprintf(err, errlen, "out of memory allocating the print buffer (%lld bytes)", (long long)cap);
+    return false;
   }
-  b->seed = (uint64_t)seed;
+  prog_builtins_free(p);
+  b->seed = seed;
   b->print_data = data;
   b->print_cap = (uint64_t)cap;
   p->builtins = b;
   p->host_draws = 0;
-  lua_pushboolean(L, 1);
-  return 1;
+  return true;
 }
 
-struct rt_builtins *lang_builtins_begin_launch(lang_program *p) {
+struct rt_builtins *prog_builtins_begin(prog_program *p) {
   rt_builtins *b = p->builtins;
   if (!b) return NULL;
   b->launch++;
@@ -53,70 +99,23 @@ struct rt_builtins *lang_builtins_begin_launch(lang_program *p) {
   return b;
 }
 
-/* Pushes the value of a print slot formatted as Lua's print would. */
-static void push_slot(lua_State *L, const rt_print_slot *v) {
-  uint64_t u = v->bits;
-  switch ((ir_type)v->type) {
-  case IR_void: lua_pushnil(L); break;   /* a value no print_more wrote */
-  case IR_i1: lua_pushboolean(L, (int)(u & 1)); break;
-  case IR_f32: {
-    uint32_t w = (uint32_t)u;
-    float f;
-    memcpy(&f, &w, 4);
-    lua_pushnumber(L, f);
-    break;
-  }
-  case IR_f64: {
-    double d;
-    memcpy(&d, &u, 8);
-    lua_pushnumber(L, d);
-    break;
-  }
-  default: lua_pushinteger(L, (lua_Integer)u); break;
-  }
-}
-
 /* One record as a line: the format's '%' take the values in turn, "%%" is a '%'. */
-static void push_record(lua_State *L, const ir_kernel *k, const rt_print_header *h) {
+static void add_record(prog_text *t, const ir_kernel *k, const rt_print_header *h) {
   const char *fmt = ir_kernel_string(k, h->string);
   const rt_print_slot *slots = (const rt_print_slot *)(h + 1);
-  luaL_Buffer buf;
-  luaL_buffinit(L, &buf);
   int next = 0;
   for (const char *s = fmt ? fmt : "?"; *s; s++) {
-    if (*s != '%') { luaL_addchar(&buf, *s); continue; }
-    if (s[1] == '%') { luaL_addchar(&buf, '%'); s++; continue; }
+    if (*s != '%') { prog_text_add(t, s, 1); continue; }
+    if (s[1] == '%') { prog_text_add(t, "%", 1); s++; continue; }
     if (next < h->nvalues) {
-      push_slot(L, &slots[next++]);
-      luaL_tolstring(L, -1, NULL);
-      lua_remove(L, -2);
-      luaL_addvalue(&buf);
+      prog_text_number(t, (ir_type)slots[next].type, slots[next].bits);
+      next++;
     }
   }
-  luaL_addchar(&buf, '\n');
-  luaL_pushresult(&buf);
+  prog_text_add(t, "\n", 1);
 }
 
-/* Calls io.<file>:write or io.write with the string on top (popped). */
-static void lua_write(lua_State *L, const char *file) {
-  lua_getglobal(L, "io");
-  if (!lua_istable(L, -1)) { lua_pop(L, 2); return; }
-  if (file) {
-    lua_getfield(L, -1, file);                    /* io, f */
-    lua_getfield(L, -1, "write");                 /* io, f, write */
-    lua_insert(L, -4);                            /* write, str, io, f */
-    lua_insert(L, -3);                            /* write, f, str, io */
-    lua_pop(L, 1);
-    lua_call(L, 2, 0);
-  } else {
-    lua_getfield(L, -1, "write");                 /* str, io, write */
-    lua_insert(L, -3);                            /* write, str, io */
-    lua_pop(L, 1);
-    lua_call(L, 1, 0);
-  }
-}
-
-void lang_builtins_flush(lua_State *L, const lang_compiled *c) {
+void prog_builtins_flush(const prog_kernel *c, prog_text *out, prog_text *warn) {
   rt_builtins *b = c->prog ? c->prog->builtins : NULL;
   if (!b || (b->print_used == 0 && b->print_dropped == 0)) return;
   uint64_t end = b->print_used < b->print_cap ? b->print_used : b->print_cap;
@@ -126,16 +125,15 @@ void lang_builtins_flush(lua_State *L, const lang_compiled *c) {
     const rt_print_header *h = (const rt_print_header *)(b->print_data + at);
     if (h->bytes < sizeof *h || h->bytes > end - at) break;   /* never written: cannot happen */
     if (h->string < 0) break;   /* the end of the records, before a dropped one (print.c) */
-    push_record(L, c->k, h);
-    lua_write(L, NULL);
+    add_record(out, c->k, h);
     at += h->bytes;
   }
-  if (dropped) {
-    lua_pushfstring(L, "lattice: kernel %s: %I print record%s dropped: the print buffer (%I bytes) was full; "
-                       "enlarge it with lt.init{print_buffer = bytes}\n",
-                    c->k->name, (lua_Integer)dropped, dropped == 1 ? "" : "s", (lua_Integer)b->print_cap);
-    lua_write(L, "stderr");
-  }
+  if (dropped)
+    prog_text_addf(warn,
+                   "lattice: kernel %s: %llu print record%s dropped: the print buffer (%llu bytes) was full; "
+                   "enlarge it with lt.init{print_buffer = bytes}\n",
+                   c->k->name, (unsigned long long)dropped, dropped == 1 ? "" : "s",
+                   (unsigned long long)b->print_cap);
 }
 
 /* "(4, 3)": the extents of the ndarray whose address is argument arg (they
@@ -162,16 +160,16 @@ static void find_assert_file(ir_stmt *s, void *ud) {
   if (s->op == IR_assert && s->aux == fa->string && s->loc.file) fa->file = s->loc.file;
 }
 
-bool lang_builtins_error(lua_State *L, const lang_compiled *c, int32_t code, const int64_t *info,
-                         const uint64_t *args) {
+bool prog_builtins_error(const prog_kernel *c, int32_t code, const int64_t *info, const uint64_t *args, char *err,
+                         size_t errlen) {
   const ir_kernel *k = c->k;
   if (code == RT_ERR_NDINDEX) {
     int arg = (int)info[0];
     char shape[200] = "(?)";
     if (arg >= 0 && arg < k->nargs) shape_text(k, args, arg, shape, sizeof shape);
-    lua_pushfstring(L, "kernel %s (%s:%d): index %I out of range for axis %d of ndarray '%s' with shape %s",
-                    k->name, c->file, (int)info[3], (lua_Integer)info[2], (int)info[1],
-                    arg >= 0 && arg < k->nargs && k->arg_names[arg] ? k->arg_names[arg] : "?", shape);
+    snprintf(err, errlen, "kernel %s (%s:%d): index %lld out of range for axis %d of ndarray '%s' with shape %s",
+             k->name, c->file, (int)info[3], (long long)info[2], (int)info[1],
+             arg >= 0 && arg < k->nargs && k->arg_names[arg] ? k->arg_names[arg] : "?", shape);
     return true;
   }
   if (code == RT_ERR_ASSERT) {
@@ -180,39 +178,20 @@ bool lang_builtins_error(lua_State *L, const lang_compiled *c, int32_t code, con
     ir_walk(k->body, find_assert_file, &fa);   /* an lt.func may live in another file */
     /* a check the compiler made (a loop bound, ...) starts with \1: its text is the whole message */
     bool builtin = msg && msg[0] == '\1';
-    lua_pushfstring(L, "kernel %s (%s:%d): %s%s", k->name, fa.file ? fa.file : c->file, (int)info[3],
-                    builtin ? "" : "assertion failed: ", msg ? msg + builtin : "?");
+    snprintf(err, errlen, "kernel %s (%s:%d): %s%s", k->name, fa.file ? fa.file : c->file, (int)info[3],
+             builtin ? "" : "assertion failed: ", msg ? msg + builtin : "?");
     return true;
   }
   return false;
 }
 
-/* core.random_host(prog, type) -> a number drawn as a kernel's lt.random(type)
-** would (site 0xffffffff, launch 0, the host's own draw counter) */
-static int l_random_host(lua_State *L) {
-  lang_program *p = lang_check_program(L, 1);
-  lua_Integer t = luaL_checkinteger(L, 2);
+void prog_random_host(prog_program *p, ir_type t, uint64_t *bits, double *f) {
   uint64_t seed = p->builtins ? p->builtins->seed : 0;
   uint64_t n = p->host_draws++;
   uint64_t u = rt_random_hash(seed, 0, 0xffffffffu, (uint32_t)(n >> 32), (uint32_t)n);
-  if (t == IR_f32) lua_pushnumber(L, (double)(u >> 40) * 0x1p-24);
-  else if (t == IR_f64) lua_pushnumber(L, (double)(u >> 11) * 0x1p-53);
-  else {
-    int bits = ir_type_bits((ir_type)t);
-    if (bits < 64) {
-      uint64_t mask = (UINT64_C(1) << bits) - 1;
-      u &= mask;
-      if (ir_type_is_signed((ir_type)t) && (u >> (bits - 1)) & 1) u |= ~mask;
-    }
-    lua_pushinteger(L, (lua_Integer)u);
-  }
-  return 1;
-}
-
-void lang_open_builtins(lua_State *L) {
-  static const luaL_Reg fns[] = {
-    {"builtins_setup", l_builtins_setup},
-    {"random_host", l_random_host},
-    {NULL, NULL}};
-  luaL_setfuncs(L, fns, 0);
+  *f = 0;
+  if (t == IR_f32) *f = (double)(u >> 40) * 0x1p-24;
+  else if (t == IR_f64) *f = (double)(u >> 11) * 0x1p-53;
+  else u = prog_encode_int(t, (int64_t)u);
+  *bits = u;
 }

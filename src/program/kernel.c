@@ -1,76 +1,108 @@
 /*
-** kernel.c -- compiling a traced kernel (passes + backend) and launching it.
-**
-** A compiled kernel is a userdata holding the kernel after the passes, the
-** backend's code, and the IR text after every pass (k:ir(), print_ir). It
-** belongs to its program: lt.init releases every kernel of the old program.
+** kernel.c -- compiled kernels: the passes and the backend's code, the IR
+** text after every pass (k:ir(), print_ir), the trees a kernel holds, and the
+** launch with its runtime failures as messages.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/passes/passes.h"
-#include "lang.h"
+#include "../ir/passes/passes.h"
+#include "program_impl.h"
+
+/* ---- the IR after every pass ------------------------------------------------------ */
 
 typedef struct {
-  char *text;
-  size_t len, cap;
+  prog_text text;
   bool echo;                       /* print_ir: also write to stdout */
 } dump_buf;
 
-static void buf_add(dump_buf *d, const char *s) {
-  size_t n = strlen(s);
-  if (d->len + n + 1 > d->cap) {
-    size_t cap = (d->cap ? d->cap * 2 : 4096);
-    while (cap < d->len + n + 1) cap *= 2;
-    char *t = realloc(d->text, cap);
-    if (!t) return;
-    d->text = t;
-    d->cap = cap;
-  }
-  memcpy(d->text + d->len, s, n + 1);
-  d->len += n;
-}
-
 static void dump_pass(const char *pass, ir_kernel *k, void *ud) {
   dump_buf *d = ud;
-  char head[128];
-  snprintf(head, sizeof head, "# after %s\n", pass);
   char *text = ir_print(k);
-  buf_add(d, head);
-  buf_add(d, text ? text : "");
-  buf_add(d, "\n");
+  prog_text head = {0};
+  prog_text_addf(&head, "# after %s\n", pass);
+  prog_text_add(&d->text, head.data ? head.data : "", head.len);
+  if (text) prog_text_add(&d->text, text, strlen(text));
+  prog_text_add(&d->text, "\n", 1);
   if (d->echo) {
-    fputs(head, stdout);
+    fputs(head.data ? head.data : "", stdout);
     fputs(text ? text : "", stdout);
     fputs("\n", stdout);
     fflush(stdout);
   }
+  prog_text_free(&head);
   free(text);
 }
 
-static lang_compiled *check_compiled(lua_State *L, int idx) {
-  lang_compiled *c = luaL_checkudata(L, idx, LANG_COMPILED);
-  if (!c->prog || !c->prog->ir)
-    luaL_error(L, "this kernel was compiled for a program that lt.init has reset");
-  return c;
+const char *prog_kernel_ir(prog_kernel *c) {
+  if (!c->ir_text && c->traced) {
+    ir_kernel *k = ir_kernel_clone(c->traced);
+    if (!k) return "";
+    dump_buf d = {.echo = false};
+    char *decl = ir_print_ex(k, IR_PRINT_FIELDS | IR_PRINT_ONLY_FIELDS);
+    if (decl && *decl) {
+      prog_text_addf(&d.text, "# fields\n");
+      prog_text_add(&d.text, decl, strlen(decl));
+      prog_text_add(&d.text, "\n", 1);
+    }
+    free(decl);
+    dump_pass("trace", k, &d);
+    ir_compile(k, true, dump_pass, &d);
+    ir_kernel_free(k);
+    c->ir_text = d.text.data;
+  }
+  return c->ir_text ? c->ir_text : "";
 }
 
-static int l_compiled_gc(lua_State *L) {
-  lang_compiled *c = luaL_checkudata(L, 1, LANG_COMPILED);
-  lang_release_compiled(c);
-  return 0;
+/* ---- the trees a kernel holds ------------------------------------------------------- */
+
+typedef struct {
+  const ir_program *ir;
+  uint64_t *trees;
+} tree_marks;
+
+static void mark_tree(ir_stmt *s, void *ud) {
+  tree_marks *m = ud;
+  const ir_snode *sn = ir_op_names_snode(s->op) ? ir_program_snode(m->ir, s->aux) : NULL;
+  if (sn && sn->tree >= 0 && sn->tree < IR_MAX_TREES) m->trees[sn->tree / 64] |= UINT64_C(1) << (sn->tree % 64);
 }
 
-/* The test suite's PTX check (tests/tests.cmake, src/jit/ptx_check.c). */
-static bool check_ptx(lang_compiled *c, char *err, size_t errlen) {
-  const char *ptxas = getenv("LT_CHECK_PTX");
-  if (!ptxas || !*ptxas) return true;
+/* c holds every tree its kernel (traced and compiled) names, until released. */
+static void hold_trees(prog_kernel *c) {
+  prog_program *p = c->prog;
+  if (!p || !p->ir) return;
+  uint64_t used[IR_MAX_TREES / 64] = {0};
+  tree_marks m = {p->ir, used};
+  if (c->k) ir_walk(c->k->body, mark_tree, &m);
+  if (c->traced) ir_walk(c->traced->body, mark_tree, &m);   /* k:ir() compiles it again */
+  for (int t = 0; t < IR_MAX_TREES; t++) {
+    uint64_t bit = UINT64_C(1) << (t % 64);
+    if ((used[t / 64] & bit) && !(c->trees[t / 64] & bit)) {
+      c->trees[t / 64] |= bit;
+      p->tree_holds[t]++;
+    }
+  }
+}
+
+static void release_trees(prog_kernel *c) {
+  prog_program *p = c->prog;
+  for (int t = 0; t < IR_MAX_TREES; t++)
+    if (c->trees[t / 64] & (UINT64_C(1) << (t % 64)) && p && p->ir) p->tree_holds[t]--;
+  memset(c->trees, 0, sizeof c->trees);
+}
+
+/* ---- compiling -------------------------------------------------------------------- */
+
+/* The test suite's PTX check (prog_config.check_ptxas, src/jit/ptx_check.c). */
+static bool check_ptx(prog_kernel *c, char *err, size_t errlen) {
+  const char *ptxas = c->prog->check_ptxas;
+  if (!ptxas) return true;
   return jit_ptxas_check(c->k, ptxas, err, errlen);
 }
 
-bool lang_compiled_ready(lang_compiled *c, char *err, size_t errlen) {
-  if (c->pending) {
+bool prog_kernel_ready(prog_kernel *c, char *err, size_t errlen) {
+  if (c->pending && c->prog) {
     jit_backend *be = c->prog->be;
     char why[1024] = "";
     c->jk = be->compile_wait(be, c->pending, why, sizeof why);
@@ -89,86 +121,80 @@ bool lang_compiled_ready(lang_compiled *c, char *err, size_t errlen) {
   return c->jk != NULL;
 }
 
-/* core.compile(builder, print_ir, file[, background]) -> compiled. Takes the
-** builder's kernel. With background set (and a backend that can), the
-** machine code is made on another thread; the first launch waits for it. */
-static int l_compile(lua_State *L) {
-  lang_builder *b = luaL_checkudata(L, 1, LANG_BUILDER);
-  if (!b->k) return luaL_error(L, "internal error: kernel builder already compiled");
-  bool echo = lua_toboolean(L, 2);
-  const char *file = luaL_optstring(L, 3, "?");
-  bool background = lua_toboolean(L, 4);
-  lang_program *p = b->prog;
-  if (!p->ir) return luaL_error(L, "the program was reset by lt.init while tracing");
-
-  lang_compiled *c = lua_newuserdatauv(L, sizeof *c, 1);
-  memset(c, 0, sizeof *c);
-  luaL_setmetatable(L, LANG_COMPILED);
-  lua_getiuservalue(L, 1, 1);
-  lua_setiuservalue(L, -2, 1);       /* the program outlives its kernels */
-  c->k = b->k;
-  b->k = NULL;
+bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const char *file, bool print_ir,
+                         bool background, char *err, size_t errlen) {
+  c->k = k;
   c->prog = p;
   c->next = p->compiled;
   if (p->compiled) p->compiled->prev = c;
   p->compiled = c;
-  c->file = strdup(file);
-
+  c->file = strdup(file ? file : "?");
   /* The text of the IR after every pass (k:ir()) costs a printout per pass:
   ** made now only when print_ir echoes it, else from a copy of the traced
   ** kernel when it is first asked for (the passes are deterministic). */
   bool ok;
-  if (echo) {
+  if (print_ir) {
     dump_buf d = {.echo = true};
     dump_pass("trace", c->k, &d);
     ok = ir_compile(c->k, true, dump_pass, &d);
-    c->ir_text = d.text;
+    c->ir_text = d.text.data;
   } else {
     c->traced = ir_kernel_clone(c->k);
     ok = ir_compile(c->k, true, NULL, NULL);
   }
   if (!ok) {                 /* "file:line: message" already names the user's line */
-    lua_pushstring(L, c->k->error);
-    return lua_error(L);
+    snprintf(err, errlen, "%s", c->k->error);
+    return false;
   }
-  lang_hold_trees(c);                /* its trees stay while it may run */
-  char err[1024] = "";
+  hold_trees(c);             /* its trees stay while it may run */
+  char why[1024] = "";
   if (background && p->be->compile_start) {
-    c->pending = p->be->compile_start(p->be, c->k, err, sizeof err);
-    if (!c->pending) return luaL_error(L, "kernel %s: code generation failed: %s", c->k->name, err);
-    return 1;
+    c->pending = p->be->compile_start(p->be, c->k, why, sizeof why);
+    if (!c->pending) {
+      snprintf(err, errlen, "kernel %s: code generation failed: %s", c->k->name, why);
+      return false;
+    }
+    return true;
   }
-  c->jk = p->be->compile(p->be, c->k, err, sizeof err);
-  if (!c->jk) return luaL_error(L, "kernel %s: code generation failed: %s", c->k->name, err);
-  if (!check_ptx(c, err, sizeof err)) return luaL_error(L, "kernel %s: %s", c->k->name, err);
-  return 1;
+  c->jk = p->be->compile(p->be, c->k, why, sizeof why);
+  if (!c->jk) {
+    snprintf(err, errlen, "kernel %s: code generation failed: %s", c->k->name, why);
+    return false;
+  }
+  if (!check_ptx(c, why, sizeof why)) {
+    snprintf(err, errlen, "kernel %s: %s", c->k->name, why);
+    return false;
+  }
+  return true;
 }
 
-/* core.compiled_wait(compiled): finishes a background compilation; raises
-** its error ("kernel NAME: code generation failed: ..."). */
-static int l_compiled_wait(lua_State *L) {
-  lang_compiled *c = check_compiled(L, 1);
-  char err[1024] = "";
-  if (!lang_compiled_ready(c, err, sizeof err)) return luaL_error(L, "kernel %s: %s", c->k->name, err);
-  return 0;
+void prog_kernel_release(prog_kernel *c) {
+  prog_program *p = c->prog;
+  if (p) {
+    char err[1024];
+    prog_kernel_ready(c, err, sizeof err);   /* a compilation under way reads c->k */
+    release_trees(c);
+    if (c->jk && p->be) p->be->release(p->be, c->jk);
+    if (c->prev) c->prev->next = c->next;
+    else p->compiled = c->next;
+    if (c->next) c->next->prev = c->prev;
+  }
+  c->prev = c->next = NULL;
+  c->jk = NULL;
+  c->prog = NULL;
+  if (c->k) ir_kernel_free(c->k);
+  c->k = NULL;
+  if (c->traced) ir_kernel_free(c->traced);
+  c->traced = NULL;
+  free(c->ir_text);
+  c->ir_text = NULL;
+  free(c->file);
+  c->file = NULL;
 }
 
-static uint64_t encode_arg(lua_State *L, ir_type t, int idx) {
-  if (t == IR_f32) {
-    float f = (float)luaL_checknumber(L, idx);
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-  }
-  if (t == IR_f64) {
-    double f = luaL_checknumber(L, idx);
-    uint64_t u;
-    memcpy(&u, &f, 8);
-    return u;
-  }
-  int ok;
-  lua_Integer v = lua_tointegerx(L, idx, &ok);
-  if (!ok) luaL_error(L, "internal error: argument %d is not an integer", idx - 1);
+/* ---- values ------------------------------------------------------------------------ */
+
+uint64_t prog_encode_int(ir_type t, int64_t v) {
   uint64_t u = (uint64_t)v;
   int bits = ir_type_bits(t);
   if (bits < 64) {
@@ -179,35 +205,40 @@ static uint64_t encode_arg(lua_State *L, ir_type t, int idx) {
   return u;
 }
 
-static void push_ret(lua_State *L, ir_type t, uint64_t u) {
+uint64_t prog_encode_float(ir_type t, double v) {
   if (t == IR_f32) {
-    uint32_t b = (uint32_t)u;
-    float f;
-    memcpy(&f, &b, 4);
-    lua_pushnumber(L, f);
-  } else if (t == IR_f64) {
-    double f;
-    memcpy(&f, &u, 8);
-    lua_pushnumber(L, f);
-  } else if (t == IR_i1) {
-    lua_pushboolean(L, (int)(u & 1));
-  } else {
-    int bits = ir_type_bits(t);
-    if (bits < 64) {
-      uint64_t mask = (UINT64_C(1) << bits) - 1;
-      u &= mask;
-      if (ir_type_is_signed(t) && (u >> (bits - 1)) & 1) u |= ~mask;
-    }
-    lua_pushinteger(L, (lua_Integer)u);
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
   }
+  uint64_t u;
+  memcpy(&u, &v, 8);
+  return u;
 }
 
-static void push_launch_error(lua_State *L, lang_compiled *c, int32_t code, const int64_t *info) {
+int64_t prog_decode_int(ir_type t, uint64_t bits) { return (int64_t)prog_encode_int(t, (int64_t)bits); }
+
+double prog_decode_float(ir_type t, uint64_t bits) {
+  if (t == IR_f32) {
+    uint32_t b = (uint32_t)bits;
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+  }
+  double d;
+  memcpy(&d, &bits, 8);
+  return d;
+}
+
+/* ---- launching ----------------------------------------------------------------------- */
+
+static void launch_error(const prog_kernel *c, int32_t code, const int64_t *info, char *err, size_t errlen) {
   ir_program *ir = c->prog->ir;
   char msg[768];
   /* the sparse runtime's failure (pool exhausted, ...) explains the others */
-  if (c->prog->sparse && jit_sparse_take_error(c->prog->sparse, ir, msg, sizeof msg)) {
-    lua_pushfstring(L, "kernel %s (%s): %s", c->k->name, c->file, msg);
+  if (prog_take_error(c->prog, msg, sizeof msg)) {
+    snprintf(err, errlen, "kernel %s (%s): %s", c->k->name, c->file, msg);
     return;
   }
   if (code == RT_ERR_APPEND) {
@@ -215,121 +246,86 @@ static void push_launch_error(lua_State *L, lang_compiled *c, int32_t code, cons
     int sid = (int)info[0];
     const ir_snode *d = sid >= 0 && sid < ir->nsnodes ? ir->snodes[sid] : NULL;
     const char *field = d && d->nchildren == 1 && d->children[0]->name ? d->children[0]->name : "?";
-    lua_pushfstring(L, "kernel %s (%s:%d): lt.append: the list of field '%s' is full (capacity %I)",
-                    c->k->name, c->file, (int)info[3], field, (lua_Integer)(d ? d->num_cells : 0));
+    snprintf(err, errlen, "kernel %s (%s:%d): lt.append: the list of field '%s' is full (capacity %lld)",
+             c->k->name, c->file, (int)info[3], field, (long long)(d ? d->num_cells : 0));
     return;
   }
   if (code == RT_ERR_INDEX) {
     int sid = (int)info[0];
     const ir_snode *s = sid >= 0 && sid < ir->nsnodes ? ir->snodes[sid] : NULL;
-    char shape[200] = "(";
-    size_t n = 1;
-    for (int i = 0; s && i < s->nidx && n < sizeof shape; i++)
-      n += snprintf(shape + n, sizeof shape - n, "%s%lld", i ? ", " : "", (long long)s->total_shape[i]);
-    if (n < sizeof shape - 1) strcat(shape, ")");
-    lua_pushfstring(L, "kernel %s (%s:%d): index %I out of range for axis %d of field '%s' with shape %s",
-                    c->k->name, c->file, (int)info[3], (lua_Integer)info[2], (int)info[1],
-                    s ? s->name : "?", shape);
+    char shape[200] = "(?)";
+    if (s) prog_shape_text(s, shape, sizeof shape);
+    snprintf(err, errlen, "kernel %s (%s:%d): index %lld out of range for axis %d of field '%s' with shape %s",
+             c->k->name, c->file, (int)info[3], (long long)info[2], (int)info[1], s ? s->name : "?", shape);
     return;
   }
-  lua_pushfstring(L, "kernel %s (%s): runtime error %d", c->k->name, c->file, (int)code);
+  snprintf(err, errlen, "kernel %s (%s): runtime error %d", c->k->name, c->file, (int)code);
 }
 
-/* The roots the launch sees: each tree's default instance, replaced by the
-** instances in the table at idx (nil: none) for the lt.tree types passed as
-** arguments. */
-static void launch_roots(lua_State *L, lang_program *p, int idx, char **roots) {
-  memcpy(roots, p->mem, sizeof p->mem);
-  if (lua_isnoneornil(L, idx)) return;
-  luaL_checktype(L, idx, LUA_TTABLE);
-  lua_Integer n = luaL_len(L, idx);
-  for (lua_Integer i = 1; i <= n; i++) {
-    lua_geti(L, idx, i);
-    lang_instance *in = luaL_checkudata(L, -1, LANG_INSTANCE);
-    if (!in->root) luaL_error(L, "a tree instance passed to the kernel was destroyed (g:destroy())");
-    roots[in->tree] = in->root;
-    lua_pop(L, 1);
+/* Writes the text to the stream unless the caller takes it. */
+static void emit(prog_text *mine, prog_text *theirs, FILE *f) {
+  if (theirs || !mine->len) return;
+  fwrite(mine->data, 1, mine->len, f);
+  fflush(f);
+}
+
+bool prog_launch(prog_kernel *c, char **roots, const uint64_t *args, int nargs, uint64_t *ret, prog_text *out,
+                 prog_text *warn, char *err, size_t errlen) {
+  prog_program *p = c->prog;
+  if (!p || !p->ir) {
+    snprintf(err, errlen, "this kernel was compiled for a program that has been reset");
+    return false;
   }
-}
-
-/* core.launch(compiled, instances|nil, args...) -> ret | nothing; raises on a
-** runtime error (the program stays usable) */
-static int l_launch(lua_State *L) {
-  lang_compiled *c = check_compiled(L, 1);
   ir_kernel *k = c->k;
   char cerr[1024];
-  if (!lang_compiled_ready(c, cerr, sizeof cerr)) return luaL_error(L, "kernel %s: %s", k->name, cerr);
-  int nargs = lua_gettop(L) - 2;
-  if (nargs != k->nargs)
-    return luaL_error(L, "kernel %s expects %d arguments, got %d", k->name, k->nargs, nargs);
-  char *roots[IR_MAX_TREES];
-  launch_roots(L, c->prog, 2, roots);
-  uint64_t args[RT_MAX_ARGS] = {0}, ret = 0;
-  for (int i = 0; i < nargs && i < RT_MAX_ARGS; i++) args[i] = encode_arg(L, k->arg_types[i], i + 3);
+  if (!prog_kernel_ready(c, cerr, sizeof cerr)) {
+    snprintf(err, errlen, "kernel %s: %s", k->name, cerr);
+    return false;
+  }
+  if (nargs != k->nargs) {
+    snprintf(err, errlen, "kernel %s expects %d arguments, got %d", k->name, k->nargs, nargs);
+    return false;
+  }
+  char *all[IR_MAX_TREES];
+  if (!roots) {
+    memcpy(all, p->mem, sizeof p->mem);
+    roots = all;
+  }
+  uint64_t slots[RT_MAX_ARGS] = {0};
+  for (int i = 0; i < nargs && i < RT_MAX_ARGS; i++) slots[i] = args[i];
+  uint64_t result = 0;
   char *gtmp = calloc(1, k->gtmp_size > 0 ? (size_t)k->gtmp_size : 8);
-  if (!gtmp) return luaL_error(L, "out of memory");
+  if (!gtmp) {
+    snprintf(err, errlen, "kernel %s: out of memory", k->name);
+    return false;
+  }
   int32_t error = 0;
   int64_t info[4] = {0};
   rt_context ctx = {
-    .roots = roots, .args = args, .ret = &ret, .gtmp = gtmp, .error = &error,
-    .error_info = info, .runtime = jit_sparse_runtime(c->prog->sparse),
-    .builtins = lang_builtins_begin_launch(c->prog)};
-  jit_backend *be = c->prog->be;
+    .roots = roots, .args = slots, .ret = &result, .gtmp = gtmp, .error = &error,
+    .error_info = info, .runtime = jit_sparse_runtime(p->sparse),
+    .builtins = prog_builtins_begin(p)};
+  jit_backend *be = p->be;
   bool ok = be->launch(be, c->jk, &ctx);
   char device_why[sizeof be->error] = "";
   if (!ok && error == RT_ERR_DEVICE) memcpy(device_why, be->error, sizeof device_why);   /* before later calls overwrite it */
   free(gtmp);
-  lang_builtins_flush(L, c);        /* what the kernel printed, also when it failed */
+  prog_text o = {0}, w = {0};
+  prog_builtins_flush(c, out ? out : &o, warn ? warn : &w);   /* what the kernel printed, also when it failed */
+  emit(&o, out, stdout);
+  emit(&w, warn, stderr);
+  prog_text_free(&o);
+  prog_text_free(&w);
   if (!ok || error != 0) {
-    if (error == RT_ERR_DEVICE)
-      lua_pushfstring(L, "kernel %s (%s): %s", k->name, c->file, device_why);
-    else if (!lang_builtins_error(L, c, error, info, args))
-      push_launch_error(L, c, error, info);
-    return lua_error(L);
+    if (error == RT_ERR_DEVICE) snprintf(err, errlen, "kernel %s (%s): %s", k->name, c->file, device_why);
+    else if (!prog_builtins_error(c, error, info, slots, err, errlen)) launch_error(c, error, info, err, errlen);
+    return false;
   }
   char msg[768];
-  if (c->prog->sparse && jit_sparse_take_error(c->prog->sparse, c->prog->ir, msg, sizeof msg))
-    return luaL_error(L, "kernel %s (%s): %s", k->name, c->file, msg);
-  if (k->ret_type == IR_void) return 0;
-  push_ret(L, k->ret_type, ret);
-  return 1;
-}
-
-/* core.compiled_ir(compiled) -> the IR after every pass, after the
-** declarations of the trees it names: these and any one part parse back */
-static int l_compiled_ir(lua_State *L) {
-  lang_compiled *c = luaL_checkudata(L, 1, LANG_COMPILED);
-  if (!c->ir_text && c->traced) {
-    ir_kernel *k = ir_kernel_clone(c->traced);
-    if (!k) return luaL_error(L, "out of memory");
-    dump_buf d = {.echo = false};
-    char *decl = ir_print_ex(k, IR_PRINT_FIELDS | IR_PRINT_ONLY_FIELDS);
-    if (*decl) {
-      buf_add(&d, "# fields\n");
-      buf_add(&d, decl);
-      buf_add(&d, "\n");
-    }
-    free(decl);
-    dump_pass("trace", k, &d);
-    ir_compile(k, true, dump_pass, &d);
-    ir_kernel_free(k);
-    c->ir_text = d.text;
+  if (prog_take_error(p, msg, sizeof msg)) {
+    snprintf(err, errlen, "kernel %s (%s): %s", k->name, c->file, msg);
+    return false;
   }
-  lua_pushstring(L, c->ir_text ? c->ir_text : "");
-  return 1;
-}
-
-void lang_open_kernel(lua_State *L) {
-  if (luaL_newmetatable(L, LANG_COMPILED)) {
-    lua_pushcfunction(L, l_compiled_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_pop(L, 1);
-  static const luaL_Reg fns[] = {
-    {"compile", l_compile},
-    {"compiled_wait", l_compiled_wait},
-    {"launch", l_launch},
-    {"compiled_ir", l_compiled_ir},
-    {NULL, NULL}};
-  luaL_setfuncs(L, fns, 0);
+  if (ret) *ret = result;
+  return true;
 }

@@ -1,258 +1,202 @@
 /*
-** ndarray.c -- lt.ndarray: arrays of one scalar type that own their memory,
-** passed to kernels as arguments (stdlib/lattice/ndarray.lua is the Lua half).
+** ndarray.c -- arrays of one scalar type passed to kernels as arguments.
 **
-** The userdata holds the element type, the shape and the data, freed by __gc
-** when Lua collects the array. Elements are row-major (the last index varies
-** fastest), numbered 0..size-1. A kernel gets the data's address and the
-** extents as arguments, so one compiled kernel serves every shape.
+** Elements are row-major (the last index varies fastest), numbered
+** 0..size-1. A kernel gets the data's address and the extents as arguments,
+** so one compiled kernel serves every shape.
 **
 ** Where the data lives: on a backend with host memory (the CPU), a 64-byte
-** aligned host allocation that belongs to no program. On a device (CUDA),
-** memory from the program's be->mem_alloc, reached only through devmem.c
-** (every Lua-scope access is a copy); such an array belongs to that program
-** and is unusable once lt.init resets it. An array made before any lt.init
-** starts in host memory and moves to the device on its first launch there.
+** aligned host allocation that belongs to no program, or the host's own
+** buffer (prog_ndarray_wrap: no copy; the owner's release callback runs when
+** the last reference goes). On a device (CUDA), memory from the program's
+** be->mem_alloc, reached only through copies; such an array belongs to that
+** program and is unusable once the program is reset. An array made before
+** any program (or on the CPU) starts in host memory and moves to the device
+** on its first launch there.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lang.h"
+#include "program.h"
 
-#define LANG_NDARRAY "lattice.ndarray"
+jit_backend *prog_ndarray_backend(const prog_ndarray *a) { return a->prog ? a->prog->be : NULL; }
 
-typedef struct {
-  ir_type dtype;
-  int ndim;
-  int64_t shape[IR_MAX_INDICES];
-  int64_t size;                    /* elements */
-  size_t bytes;                    /* the allocation */
-  char *data;                      /* NULL once freed */
-  lang_program *prog;              /* device memory: the program whose backend holds
-                                      data (user value 1 keeps it alive); NULL: host */
-} lang_ndarray;
+size_t prog_ndarray_elem_bytes(const prog_ndarray *a) { return (size_t)ir_type_bits(a->dtype) / 8; }
 
-static lang_ndarray *check_nd(lua_State *L, int idx) {
-  lang_ndarray *a = luaL_checkudata(L, idx, LANG_NDARRAY);
-  if (!a->data) luaL_error(L, "internal error: the ndarray's memory was freed");
-  if (a->prog && !a->prog->ir)
-    lang_error(L, "this ndarray was in the device memory of a program that lt.init has reset; its values "
-                  "are gone: make it again after lt.init");
-  return a;
-}
+static bool device_program(const prog_program *p) { return p && p->ir && p->be && !prog_host_memory(p->be); }
 
-/* The backend whose memory holds a's data; NULL: host memory. */
-static jit_backend *nd_backend(const lang_ndarray *a) { return a->prog ? a->prog->be : NULL; }
-
-static size_t elem_bytes(const lang_ndarray *a) { return (size_t)ir_type_bits(a->dtype) / 8; }
-
-/* A program whose backend's memory is not the host's, or NULL. */
-static lang_program *device_program(lua_State *L, int idx) {
-  if (lua_isnoneornil(L, idx)) return NULL;
-  lang_program *p = luaL_checkudata(L, idx, LANG_PROGRAM);
-  return p->ir && p->be && !lang_host_memory(p->be) ? p : NULL;
-}
-
-static int l_nd_gc(lua_State *L) {
-  lang_ndarray *a = luaL_checkudata(L, 1, LANG_NDARRAY);
-  if (!a->prog) free(a->data);
-  else if (a->data && a->prog->ir && a->prog->be) a->prog->be->mem_free(a->prog->be, a->data, a->bytes);
-  /* (a reset program's backend took its memory with it) */
-  a->data = NULL;
-  return 0;
-}
-
-/* core.ndarray_new(type, {n1, n2, ...}, prog|nil) -> userdata | nil, message.
-** The Lua side has checked the type and that every extent is a positive
-** integer; this checks the total size. prog: the current program, whose
-** device memory takes the data when it is not host memory. */
-static int l_nd_new(lua_State *L) {
-  lua_Integer t = luaL_checkinteger(L, 1);
-  luaL_checktype(L, 2, LUA_TTABLE);
-  lang_program *dev = device_program(L, 3);
-  int ndim = (int)luaL_len(L, 2);
-  if (t <= IR_i1 || t >= IR_NUM_TYPES || ndim < 1 || ndim > IR_MAX_INDICES)
-    return luaL_error(L, "internal error: ndarray of type %d with %d dimensions", (int)t, ndim);
-  lang_ndarray *a = lua_newuserdatauv(L, sizeof *a, 1);
-  memset(a, 0, sizeof *a);
-  a->dtype = (ir_type)t;
+/* Checks the shape (extents and the element count are i32 in kernels) and
+** fills a's type, shape and size. */
+static bool set_shape(prog_ndarray *a, ir_type t, int ndim, const int64_t *shape, char *err, size_t errlen) {
+  if (t <= IR_i1 || t >= IR_NUM_TYPES) {
+    snprintf(err, errlen, "an ndarray's element type must be a number type");
+    return false;
+  }
+  if (ndim < 1 || ndim > IR_MAX_INDICES) {
+    snprintf(err, errlen, "an ndarray has 1 to %d dimensions, got %d", IR_MAX_INDICES, ndim);
+    return false;
+  }
+  a->dtype = t;
   a->ndim = ndim;
   a->size = 1;
   for (int i = 0; i < ndim; i++) {
-    lua_geti(L, 2, i + 1);
-    a->shape[i] = lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    /* extents and the element count are i32 in kernels */
-    if (a->shape[i] <= 0 || a->shape[i] > INT32_MAX || a->size > INT32_MAX / a->shape[i]) {
-      lua_pushnil(L);
-      lua_pushstring(L, "the array is too large (at most 2^31 - 1 elements)");
-      return 2;
+    if (shape[i] <= 0) {
+      snprintf(err, errlen, "extent %d of the ndarray is %lld; extents must be positive", i, (long long)shape[i]);
+      return false;
     }
-    a->size *= a->shape[i];
+    if (shape[i] > INT32_MAX || a->size > INT32_MAX / shape[i]) {
+      snprintf(err, errlen, "the array is too large (at most 2^31 - 1 elements)");
+      return false;
+    }
+    a->shape[i] = shape[i];
+    a->size *= shape[i];
   }
-  a->bytes = ((size_t)a->size * elem_bytes(a) + 63) / 64 * 64;
-  if (dev) {
-    a->data = dev->be->mem_alloc(dev->be, a->bytes);   /* zeroed */
+  return true;
+}
+
+prog_ndarray *prog_ndarray_new(prog_program *prog, ir_type t, int ndim, const int64_t *shape, char *err,
+                               size_t errlen) {
+  prog_ndarray *a = calloc(1, sizeof *a);
+  if (!a) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  if (!set_shape(a, t, ndim, shape, err, errlen)) {
+    free(a);
+    return NULL;
+  }
+  a->refs = 1;
+  a->bytes = ((size_t)a->size * prog_ndarray_elem_bytes(a) + 63) / 64 * 64;
+  if (device_program(prog)) {
+    a->data = prog->be->mem_alloc(prog->be, a->bytes);   /* zeroed */
     if (!a->data) {
-      lua_pushnil(L);
-      lua_pushfstring(L, "cannot allocate %I bytes of device memory (%s)", (lua_Integer)a->bytes,
-                      dev->be->error);
-      return 2;
+      snprintf(err, errlen, "cannot allocate %zu bytes of device memory (%s)", a->bytes, prog->be->error);
+      free(a);
+      return NULL;
     }
-    a->prog = dev;
-    lua_pushvalue(L, 3);
-    lua_setiuservalue(L, -2, 1);
+    a->prog = prog;
+    prog_retain(prog);
   } else {
     a->data = aligned_alloc(64, a->bytes);
     if (!a->data) {
-      lua_pushnil(L);
-      lua_pushfstring(L, "out of memory allocating %I bytes", (lua_Integer)a->bytes);
-      return 2;
+      snprintf(err, errlen, "out of memory allocating %zu bytes", a->bytes);
+      free(a);
+      return NULL;
     }
     memset(a->data, 0, a->bytes);
   }
-  luaL_setmetatable(L, LANG_NDARRAY);
-  return 1;
+  return a;
 }
 
-static lua_Integer check_elem(lua_State *L, lang_ndarray *a, int idx) {
-  lua_Integer i = luaL_checkinteger(L, idx);
-  if (i < 0 || i >= a->size) luaL_error(L, "internal error: element %I of %I", i, (lua_Integer)a->size);
-  return i;
-}
-
-/* core.ndarray_get(a, i) / core.ndarray_set(a, i, v): element i (row-major);
-** v already converted by the Lua side (an integer for integer types) */
-static int l_nd_get(lua_State *L) {
-  lang_ndarray *a = check_nd(L, 1);
-  lua_Integer i = check_elem(L, a, 2);
-  char v[8];
-  if (!lang_mem_read(L, nd_backend(a), v, a->data + i * (lua_Integer)elem_bytes(a), elem_bytes(a), "ndarray",
-                     NULL))
-    return lang_raise(L);
-  lang_push_number(L, a->dtype, v);
-  lang_note_read(L);
-  return 1;
-}
-
-static int l_nd_set(lua_State *L) {
-  lang_ndarray *a = check_nd(L, 1);
-  lua_Integer i = check_elem(L, a, 2);
-  char v[8];
-  lang_encode_number(L, a->dtype, 3, v);
-  if (!lang_mem_write(L, nd_backend(a), a->data + i * (lua_Integer)elem_bytes(a), v, elem_bytes(a), "ndarray",
-                      NULL))
-    return lang_raise(L);
-  return 0;
-}
-
-/* The bulk operations below work on a host view of the whole array (box: its
-** owner's stack slot): the data itself in host memory, one copy each way on a
-** device. */
-static char *open_view(lua_State *L, lang_ndarray *a, bool load, int *box) {
-  size_t n = (size_t)a->size * elem_bytes(a);
-  char *view = lang_mem_stage(L, nd_backend(a), a->data, n, load, "ndarray", NULL);
-  if (!view) lang_raise(L);
-  *box = lua_gettop(L);
-  return view;
-}
-
-static void close_view(lua_State *L, lang_ndarray *a, int box, bool store) {
-  size_t n = (size_t)a->size * elem_bytes(a);
-  if (!lang_mem_unstage(L, nd_backend(a), box, a->data, n, store, "ndarray", NULL)) lang_raise(L);
-}
-
-/* core.ndarray_fill(a, v) */
-static int l_nd_fill(lua_State *L) {
-  lang_ndarray *a = check_nd(L, 1);
-  size_t es = elem_bytes(a), n = (size_t)a->size * es;
-  char v[8];
-  lang_encode_number(L, a->dtype, 2, v);
-  int box;
-  char *view = open_view(L, a, false, &box);
-  for (size_t off = 0; off < n; off += es) memcpy(view + off, v, es);
-  close_view(L, a, box, true);
-  return 0;
-}
-
-/* core.ndarray_to_list(a) -> {v0, v1, ...} (flat, row-major) */
-static int l_nd_to_list(lua_State *L) {
-  lang_ndarray *a = check_nd(L, 1);
-  int64_t es = (int64_t)elem_bytes(a);
-  int box;
-  const char *view = open_view(L, a, true, &box);
-  lua_createtable(L, (int)(a->size < INT32_MAX ? a->size : 0), 0);
-  for (int64_t i = 0; i < a->size; i++) {
-    lang_push_number(L, a->dtype, view + i * es);
-    lua_rawseti(L, -2, i + 1);
+prog_ndarray *prog_ndarray_wrap(prog_program *prog, ir_type t, int ndim, const int64_t *shape, void *data,
+                                size_t bytes, void (*release)(void *ud, void *data), void *ud, char *err,
+                                size_t errlen) {
+  prog_ndarray probe = {0};
+  if (!data) {
+    snprintf(err, errlen, "the host buffer is NULL");
+    return NULL;
   }
-  close_view(L, a, box, false);
-  return 1;
-}
-
-/* core.ndarray_from_table(a, t) -> true | nil, message: every element from
-** nested tables of a's shape (datatable.c's rules), checked whole before
-** anything is written. */
-static int l_nd_from_table(lua_State *L) {
-  lang_ndarray *a = check_nd(L, 1);
-  lua_settop(L, 2);
-  const char *vals = lang_table_encode(L, 2, a->ndim, a->shape, a->dtype, "ndarray");
-  if (!vals) {
-    lua_pushnil(L);
-    lua_insert(L, -2);
-    return 2;
+  if (!set_shape(&probe, t, ndim, shape, err, errlen)) return NULL;
+  size_t need = (size_t)probe.size * prog_ndarray_elem_bytes(&probe);
+  if (bytes != need) {
+    snprintf(err, errlen,
+             "the host buffer has %zu bytes, but a row-major, contiguous %s array of %lld elements needs %zu",
+             bytes, ir_type_name(t), (long long)probe.size, need);
+    return NULL;
   }
-  int box;
-  char *view = open_view(L, a, false, &box);
-  memcpy(view, vals, (size_t)a->size * elem_bytes(a));
-  close_view(L, a, box, true);
-  lua_pushboolean(L, 1);
-  return 1;
+  if ((uintptr_t)data % prog_ndarray_elem_bytes(&probe) != 0) {
+    snprintf(err, errlen, "the host buffer at %p is not aligned to its %s elements (%zu bytes)", data,
+             ir_type_name(t), prog_ndarray_elem_bytes(&probe));
+    return NULL;
+  }
+  if (device_program(prog)) {   /* a device: a copy in its memory; the host's buffer goes back now */
+    prog_ndarray *a = prog_ndarray_new(prog, t, ndim, shape, err, errlen);
+    if (!a) return NULL;
+    if (!prog_mem_write(prog->be, a->data, data, need, "ndarray", NULL, err, errlen)) {
+      prog_ndarray_release(a);
+      return NULL;
+    }
+    if (release) release(ud, data);
+    return a;
+  }
+  prog_ndarray *a = malloc(sizeof *a);
+  if (!a) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  *a = probe;
+  a->refs = 1;
+  a->bytes = need;
+  a->data = data;
+  a->release = release;
+  a->release_ud = ud;
+  return a;
 }
 
-/* Moves a host array into prog's device memory (its first launch there). */
-static void move_to_device(lua_State *L, lang_ndarray *a, lang_program *prog, int prog_idx) {
+void prog_ndarray_retain(prog_ndarray *a) { a->refs++; }
+
+void prog_ndarray_release(prog_ndarray *a) {
+  if (!a || --a->refs > 0) return;
+  if (a->release) a->release(a->release_ud, a->data);
+  else if (!a->prog) free(a->data);
+  else if (a->data && a->prog->ir && a->prog->be) a->prog->be->mem_free(a->prog->be, a->data, a->bytes);
+  /* (a reset program's backend took its memory with it) */
+  if (a->prog) prog_release(a->prog);
+  free(a);
+}
+
+bool prog_ndarray_usable(const prog_ndarray *a, char *err, size_t errlen) {
+  if (a->prog && !a->prog->ir) {
+    snprintf(err, errlen, "this ndarray was in the device memory of a program that has been reset; its values "
+                          "are gone: make it again");
+    return false;
+  }
+  return true;
+}
+
+char *prog_ndarray_address(prog_ndarray *a, prog_program *prog, char *err, size_t errlen) {
+  if (!prog_ndarray_usable(a, err, errlen)) return NULL;
+  if (!device_program(prog) || a->prog == prog) return a->data;
+  if (a->prog) {
+    snprintf(err, errlen, "this ndarray is in the device memory of another program");
+    return NULL;
+  }
+  /* a host array's first launch on a device: it moves there */
   jit_backend *be = prog->be;
-  if (a->prog) lang_error(L, "this ndarray is in the device memory of another program");
   char *d = be->mem_alloc(be, a->bytes);
-  if (!d)
-    lang_error(L, "cannot allocate %I bytes of device memory for an ndarray (%s)", (lua_Integer)a->bytes,
-               be->error);
-  if (!lang_mem_write(L, be, d, a->data, a->bytes, "ndarray", NULL)) {
-    be->mem_free(be, d, a->bytes);
-    lang_raise(L);
+  if (!d) {
+    snprintf(err, errlen, "cannot allocate %zu bytes of device memory for an ndarray (%s)", a->bytes, be->error);
+    return NULL;
   }
-  free(a->data);
+  if (!prog_mem_write(be, d, a->data, (size_t)a->size * prog_ndarray_elem_bytes(a), "ndarray", NULL, err,
+                      errlen)) {
+    be->mem_free(be, d, a->bytes);
+    return NULL;
+  }
+  if (a->release) a->release(a->release_ud, a->data);
+  else free(a->data);
+  a->release = NULL;
   a->data = d;
   a->prog = prog;
-  lua_pushvalue(L, prog_idx);
-  lua_setiuservalue(L, 1, 1);
+  prog_retain(prog);
+  return d;
 }
 
-/* core.ndarray_address(a, prog|nil) -> the data's address as an integer (a
-** kernel's u64 argument): a device address when prog's memory is a device's */
-static int l_nd_address(lua_State *L) {
-  lang_ndarray *a = check_nd(L, 1);
-  lang_program *dev = device_program(L, 2);
-  if (dev && a->prog != dev) move_to_device(L, a, dev, 2);
-  lua_pushinteger(L, (lua_Integer)(uintptr_t)a->data);
-  return 1;
+static bool whole(const prog_ndarray *a, size_t bytes, char *err, size_t errlen) {
+  size_t n = (size_t)a->size * prog_ndarray_elem_bytes(a);
+  if (bytes == n) return prog_ndarray_usable(a, err, errlen);
+  snprintf(err, errlen, "the buffer has %zu bytes; the ndarray's %lld %s elements take %zu", bytes,
+           (long long)a->size, ir_type_name(a->dtype), n);
+  return false;
 }
 
-void lang_open_ndarray(lua_State *L) {
-  if (luaL_newmetatable(L, LANG_NDARRAY)) {
-    lua_pushcfunction(L, l_nd_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_pop(L, 1);
-  static const luaL_Reg fns[] = {
-    {"ndarray_new", l_nd_new},
-    {"ndarray_get", l_nd_get},
-    {"ndarray_set", l_nd_set},
-    {"ndarray_fill", l_nd_fill},
-    {"ndarray_to_list", l_nd_to_list},
-    {"ndarray_from_table", l_nd_from_table},
-    {"ndarray_address", l_nd_address},
-    {NULL, NULL}};
-  luaL_setfuncs(L, fns, 0);
+bool prog_ndarray_read(prog_ndarray *a, void *dst, size_t bytes, char *err, size_t errlen) {
+  return whole(a, bytes, err, errlen) &&
+         prog_mem_read(prog_ndarray_backend(a), dst, a->data, bytes, "ndarray", NULL, err, errlen);
+}
+
+bool prog_ndarray_write(prog_ndarray *a, const void *src, size_t bytes, char *err, size_t errlen) {
+  return whole(a, bytes, err, errlen) &&
+         prog_mem_write(prog_ndarray_backend(a), a->data, src, bytes, "ndarray", NULL, err, errlen);
 }
