@@ -20,7 +20,7 @@
 #include <lualib.h>
 
 #include "lang/image.h"
-#include "lattice.h"
+#include "lattice_lua.h"
 #include "repl.h"
 
 static const char usage_text[] =

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "lang.h"
-#include "lattice.h"
+#include "lattice_lua.h"
 
 typedef struct { const char *name; const unsigned char *data; size_t size; } lt_embedded;
 extern const lt_embedded lt_stdlib[];
@@ -85,6 +85,7 @@ int luaopen_lattice(lua_State *L) {
   lang_open_tree(L);
   lang_open_ndarray(L);
   lang_open_cuda(L);
+  lang_open_embed(L);
   lua_pushliteral(L, LT_VERSION);   /* lt.version, lt.version_num (init.lua) */
   lua_setfield(L, -2, "version");
   lua_pushinteger(L, LT_VERSION_NUM);

@@ -40,6 +40,11 @@ void lang_open_kernel(lua_State *L);    /* kernel_api.c */
 void lang_open_tree(lua_State *L);      /* tree_api.c */
 void lang_open_ndarray(lua_State *L);   /* ndarray_api.c */
 void lang_open_cuda(lua_State *L);      /* cuda_api.c */
+void lang_open_embed(lua_State *L);     /* embed.c: lt.export, core.host_config */
+
+/* embed.c: the program lt.init takes in a state made by the C API
+** (lattice_lua.h): *hosted false when the state belongs to no runtime. */
+prog_program *lang_host_program(lua_State *L, bool fma, char *err, size_t errlen, bool *hosted);
 
 /* ndarray_api.c: an ndarray as the userdata lt.ndarray wraps (pushing takes
 ** a reference); NULL when the value at idx is not one. */

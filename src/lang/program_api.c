@@ -3,7 +3,6 @@
 ** core.program_new and friends, the handles that keep trees, and the
 ** instance a Lua-scope access uses.
 */
-#include <stdlib.h>
 #include <string.h>
 
 #include "lang.h"
@@ -69,14 +68,6 @@ void lang_push_tree_handle(lua_State *L, int prog_idx, prog_program *p, int tree
   p->tree_holds[tree]++;
 }
 
-/* The settings the environment gives a program (tests point LT_CUDA_DRIVER
-** at the mock driver and LT_CHECK_PTX at ptxas). */
-static void lang_env_config(prog_config *cfg) {
-  cfg->cuda_driver = getenv("LT_CUDA_DRIVER");
-  if (cfg->cuda_driver && !*cfg->cuda_driver) cfg->cuda_driver = NULL;
-  cfg->check_ptxas = getenv("LT_CHECK_PTX");
-}
-
 /* ---- the program ---------------------------------------------------------------- */
 
 /* core.program_new(arch, threads, debug, pool_bytes, fma, fraction) ->
@@ -94,12 +85,16 @@ static int l_program_new(lua_State *L) {
     .pool_fraction = luaL_optnumber(L, 6, 0),
     .memory_limit = luaL_optinteger(L, 7, 0),
   };
-  lang_env_config(&cfg);
+  int64_t limit = cfg.memory_limit;   /* lt.init has checked LT_MEMORY_LIMIT */
+  prog_config_from_env(&cfg);
+  cfg.memory_limit = limit;
   program_box *b = lua_newuserdatauv(L, sizeof *b, 0);
   b->p = NULL;
   luaL_setmetatable(L, LANG_PROGRAM);
   char err[1024] = "";
-  b->p = prog_create(&cfg, err, sizeof err);
+  bool hosted;
+  b->p = lang_host_program(L, cfg.fma, err, sizeof err, &hosted);   /* a C API runtime's (embed.c) */
+  if (!hosted) b->p = prog_create(&cfg, err, sizeof err);
   if (!b->p) {
     lua_pushnil(L);
     lua_pushstring(L, err);

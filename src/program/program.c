@@ -103,6 +103,18 @@ static void host_memory_limit(prog_program *p, int64_t limit, uint64_t pool, boo
   }
 }
 
+void prog_config_from_env(prog_config *cfg) {
+  const char *driver = getenv("LT_CUDA_DRIVER");   /* tests point it at the mock driver */
+  cfg->cuda_driver = driver && *driver ? driver : NULL;
+  cfg->check_ptxas = getenv("LT_CHECK_PTX");       /* tests: ptxas checks every kernel's PTX */
+  const char *limit = getenv("LT_MEMORY_LIMIT");
+  if (limit && *limit) {
+    char *end;
+    long long n = strtoll(limit, &end, 10);
+    if (*end == 0 && n > 0) cfg->memory_limit = n;
+  }
+}
+
 prog_program *prog_create(const prog_config *cfg, char *err, size_t errlen) {
   bool cuda = cfg->arch && strcmp(cfg->arch, "cuda") == 0;
   if (!cuda && cfg->arch && strcmp(cfg->arch, "cpu") != 0) {

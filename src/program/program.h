@@ -64,6 +64,9 @@ struct prog_program {
 
 /* ---- program.c ------------------------------------------------------------------ */
 
+/* Fills what the environment sets in cfg (LT_CUDA_DRIVER, LT_CHECK_PTX,
+** LT_MEMORY_LIMIT; the strings stay the environment's). */
+void prog_config_from_env(prog_config *cfg);
 /* A new program with one reference; NULL with the message in err ("cannot
 ** start the CPU backend: ...", the pool's size and where it came from). */
 prog_program *prog_create(const prog_config *cfg, char *err, size_t errlen);

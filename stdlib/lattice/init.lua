@@ -124,11 +124,32 @@ local function check_options(opts)
   return out
 end
 
+-- In a runtime made by the C API (lattice_lua.h), lt_runtime_config sets the arch, threads,
+-- pool and debug mode: lt.init may repeat them, not change them (LT_ARCH does not apply).
+local function check_host(opts, host)
+  local function differs(name, given, theirs, shown)
+    if given ~= nil and given ~= theirs then
+      state.raise(("lt.init: %s = %s, but this runtime was created by lt_runtime_create with %s; a script "
+        .. "running in a C host may repeat the runtime's settings, not change them"):format(name, tostring(given),
+        shown))
+    end
+  end
+  differs("arch", opts.arch, host.arch, "arch " .. host.arch)
+  differs("threads", opts.threads, host.threads, "threads = " .. host.threads)
+  differs("device_memory", opts.device_memory, host.device_memory, "device_memory = " .. host.device_memory)
+  if opts.device_memory_fraction then differs("device_memory_fraction", opts.device_memory_fraction, false,
+    "device_memory = " .. host.device_memory) end
+  differs("debug", opts.debug, host.debug, "debug = " .. tostring(host.debug))
+  opts.arch = host.arch
+end
+
 function lt.init(opts)
   opts = check_options(opts or {})
+  local host = core.host_config()
+  if host then check_host(opts, host) end
   -- LT_ARCH picks the arch of scripts that name none: the test suite runs the same files
   -- once per arch with it, and a script it sends to a missing GPU is skipped (exit 77)
-  local env_arch = not opts.arch and os.getenv("LT_ARCH") or nil
+  local env_arch = not opts.arch and not host and os.getenv("LT_ARCH") or nil
   if env_arch == "" then env_arch = nil end
   local arch = opts.arch or env_arch or "cpu"
   if arch ~= "cpu" and arch ~= "cuda" and arch ~= "auto" then
@@ -256,6 +277,25 @@ function lt.print_stats() ensure_init(); return sparse.print_stats() end
 
 function lt.kernel(fn, argtypes) return kernelm.new(fn, argtypes) end
 function lt.func(fn) return kernelm.func(fn) end
+
+-- lt.export(name, value): a kernel or a scalar field under a name that a C host finds with
+-- lt_kernel_find / lt_field_find (docs/embedding.md); outside a C API runtime it does nothing
+-- else, so the same script runs both ways.
+function lt.export(name, value)
+  if type(name) ~= "string" or name == "" then
+    state.raise("lt.export: the first argument must be a name (a non-empty string), got " .. type(name))
+  end
+  if getmetatable(value) == getmetatable(lt.kernel(function() end)) then
+    core.export_kernel(name, value)
+  elseif fieldm.is_field(value) then
+    ensure_init()
+    fieldm.ready(value)
+    core.export_field(state.prog, name, value, value._snode, fieldm.inst_ud(value))
+  else
+    state.raise("lt.export: '" .. name .. "' must be a kernel or a scalar field (export a vector field's "
+      .. "components one by one), got " .. (type(value) == "table" and "a table" or ("a " .. type(value))))
+  end
+end
 
 -- for i, j in lt.ndrange(n, m) / lt.ndrange({a, b}, {c, d}): one parallel loop
 -- over the product inside kernels; a plain iterator in Lua scope.

@@ -74,7 +74,9 @@ local function kernel_source(k)
     error("cannot trace kernel " .. k.name .. ": cannot read its source file '" .. path .. "'", 0)
   end
   error("cannot trace kernel " .. k.name .. ": the source of chunk " .. k.short_src .. " is not available; "
-    .. "define kernels in a script file or in the lattice REPL", 0)
+    .. "define kernels in a script file or in the lattice REPL, or (a C host running code with luaL_loadbuffer) "
+    .. "register the chunk's text with lt_register_source(L, chunkname, text, len), or run it with lt_run_string",
+    0)
 end
 
 -- Wrappers for the standard libraries seen from a kernel: calling one with a

@@ -98,6 +98,13 @@ local function make(dtype, shape, what)
   return setmetatable({ _ud = ud, _dtype = dtype, _shape = s, _type = M.type(dtype, #s) }, ND)
 end
 
+-- The lt.ndarray of a userdata made in C (lt_push_ndarray, an lt_ndarray kernel argument).
+function M.wrap(ud)
+  local id, shape = core.ndarray_info(ud)
+  local dtype = types.by_id[id]
+  return setmetatable({ _ud = ud, _dtype = dtype, _shape = shape, _type = M.type(dtype, #shape) }, ND)
+end
+
 -- A Lua value converted for an array of dtype (the rules of field writes).
 local function check_value(a, v)
   if type(v) ~= "number" then
