@@ -129,6 +129,7 @@ prog_ndarray *prog_ndarray_wrap(prog_program *prog, ir_type t, int ndim, const i
   a->refs = 1;
   a->bytes = need;
   a->data = data;
+  a->borrowed = true;
   a->release = release;
   a->release_ud = ud;
   return a;
@@ -138,10 +139,13 @@ void prog_ndarray_retain(prog_ndarray *a) { a->refs++; }
 
 void prog_ndarray_release(prog_ndarray *a) {
   if (!a || --a->refs > 0) return;
-  if (a->release) a->release(a->release_ud, a->data);
-  else if (!a->prog) free(a->data);
-  else if (a->data && a->prog->ir && a->prog->be) a->prog->be->mem_free(a->prog->be, a->data, a->bytes);
-  /* (a reset program's backend took its memory with it) */
+  if (a->borrowed) {
+    if (a->release) a->release(a->release_ud, a->data);
+  } else if (!a->prog) {
+    free(a->data);
+  } else if (a->data && a->prog->ir && a->prog->be) {   /* (a reset program's backend took its memory with it) */
+    a->prog->be->mem_free(a->prog->be, a->data, a->bytes);
+  }
   if (a->prog) prog_release(a->prog);
   free(a);
 }
@@ -174,8 +178,9 @@ char *prog_ndarray_address(prog_ndarray *a, prog_program *prog, char *err, size_
     be->mem_free(be, d, a->bytes);
     return NULL;
   }
-  if (a->release) a->release(a->release_ud, a->data);
-  else free(a->data);
+  if (!a->borrowed) free(a->data);
+  else if (a->release) a->release(a->release_ud, a->data);
+  a->borrowed = false;
   a->release = NULL;
   a->data = d;
   a->prog = prog;

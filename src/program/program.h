@@ -196,7 +196,8 @@ struct prog_ndarray {
   size_t bytes;                    /* the allocation */
   char *data;                      /* NULL once freed */
   prog_program *prog;              /* device memory: the program whose backend holds it */
-  void (*release)(void *ud, void *data);   /* wrapped host memory: its owner's callback */
+  bool borrowed;                   /* data is the host's buffer (prog_ndarray_wrap): never freed here */
+  void (*release)(void *ud, void *data);   /* borrowed: its owner's callback, or NULL */
   void *release_ud;
 };
 
