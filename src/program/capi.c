@@ -209,11 +209,14 @@ lt_status lt_runtime_create(const lt_runtime_config *cfg, lt_runtime *out) {
   return LT_OK;
 }
 
+/* The slot is freed first: a release callback may call the runtime again from
+** this thread (lattice.h allows it) and make objects, which can move rt->objs. */
 static void drop_obj(capi_runtime *rt, capi_obj *o) {
-  if (o->kind == OBJ_NDARRAY) prog_ndarray_release(o->nd);
-  if (o->name && rt->ops && rt->ops->unref) rt->ops->unref(rt, o->ref);
-  free(o->name);
+  capi_obj gone = *o;
   *o = (capi_obj){0};
+  if (gone.kind == OBJ_NDARRAY) prog_ndarray_release(gone.nd);
+  if (gone.name && rt->ops && rt->ops->unref) rt->ops->unref(rt, gone.ref);
+  free(gone.name);
 }
 
 lt_status lt_runtime_destroy(lt_runtime h) {
