@@ -104,7 +104,8 @@ LT_API lt_status lt_runtime_create(const lt_runtime_config *cfg, lt_runtime *out
 LT_API lt_status lt_runtime_destroy(lt_runtime rt);
 /* The message of the last failed call on rt, "" when the last call
 ** succeeded. For an invalid rt: the message of the calling thread's last
-** call that was given an invalid runtime. Valid until the next call. */
+** call that was given an invalid runtime; after LT_ERROR_BUSY, the calling
+** thread's message until it next gets into rt. Valid until the next call. */
 LT_API const char *lt_last_error(lt_runtime rt);
 
 /* ---- ndarrays -------------------------------------------------------------------

@@ -59,6 +59,11 @@ static capi_runtime **table;       /* slot -> runtime, NULL: free */
 static uint32_t table_n, table_cap;
 static _Atomic uint64_t next_serial = 1;
 static _Thread_local char invalid_error[512];   /* lt_last_error of an invalid runtime */
+/* The runtime this thread last found in use by another thread, and why: its
+** lt_last_error on this thread (rt->error is the other thread's) until this
+** thread gets in. */
+static _Thread_local uint64_t busy_id;
+static _Thread_local char busy_error[256];
 
 static uint64_t make_id(uint64_t serial, uint32_t slot) { return serial << SLOT_BITS | (uint64_t)(slot + 1); }
 static uint32_t id_slot(uint64_t id) { return (uint32_t)(id & MAX_SLOTS) - 1; }   /* ~0u for 0 */
@@ -117,11 +122,14 @@ capi_runtime *capi_enter(lt_runtime h, const char *fn, lt_status *st) {
   pthread_t self = pthread_self();
   if (rt->depth > 0 && !pthread_equal(rt->owner, self)) {
     pthread_mutex_unlock(&table_lock);
-    *st = invalid(LT_ERROR_BUSY, fn,
-                  "the runtime is in use by another thread; a runtime is used by one thread at a time "
-                  "(docs/embedding.md, \"Threads\")");
+    snprintf(busy_error, sizeof busy_error,
+             "%s: the runtime is in use by another thread; a runtime is used by one thread at a time "
+             "(docs/embedding.md, \"Threads\")", fn);
+    busy_id = h.id;
+    *st = LT_ERROR_BUSY;
     return NULL;
   }
+  if (busy_id == h.id) busy_id = 0;
   rt->owner = self;
   rt->depth++;
   pthread_mutex_unlock(&table_lock);
@@ -142,7 +150,7 @@ const char *lt_last_error(lt_runtime h) {
   capi_runtime *rt = slot < table_n ? table[slot] : NULL;
   bool ok = rt && rt->serial == id_serial(h.id);
   pthread_mutex_unlock(&table_lock);
-  return ok ? rt->error : invalid_error;
+  return !ok ? invalid_error : h.id == busy_id ? busy_error : rt->error;
 }
 
 void lt_runtime_config_default(lt_runtime_config *cfg) {
