@@ -140,7 +140,7 @@ local function check_host(opts, host)
   if opts.device_memory_fraction then differs("device_memory_fraction", opts.device_memory_fraction, false,
     "device_memory = " .. host.device_memory) end
   differs("debug", opts.debug, host.debug, "debug = " .. tostring(host.debug))
-  opts.arch = host.arch
+  opts.arch, opts.debug = host.arch, host.debug   -- kernels are traced with the runtime's debug mode
 end
 
 function lt.init(opts)
