@@ -527,8 +527,10 @@ lt_status lt_kernel_find(lt_runtime h, const char *name, lt_kernel *out) {
   return find(h, name, OBJ_KERNEL, "lt_kernel_find", out ? &out->id : NULL);
 }
 
-/* The place SNode and instance root of field f; NULL with the message. */
-static const ir_snode *field_of(capi_runtime *rt, lt_field f, const char *fn, char **root) {
+/* The place SNode, instance root and exported name of field f (messages name
+** the field as the host knows it: the SNode's own name is often '?'); NULL
+** with the message. */
+static const ir_snode *field_of(capi_runtime *rt, lt_field f, const char *fn, char **root, const char **name) {
   capi_obj *o = get_obj(rt, f.id, OBJ_FIELD, fn);
   if (!o) return NULL;
   prog_program *p = rt->prog;
@@ -538,6 +540,7 @@ static const ir_snode *field_of(capi_runtime *rt, lt_field f, const char *fn, ch
     return NULL;
   }
   *root = *o->root_slot;
+  *name = o->name;
   if (!*root) {
     capi_fail(rt, LT_ERROR_INVALID_HANDLE, fn, "the tree instance of field '%s' was destroyed", o->name);
     return NULL;
@@ -545,9 +548,10 @@ static const ir_snode *field_of(capi_runtime *rt, lt_field f, const char *fn, ch
   return s;
 }
 
-static lt_status check_dtype(capi_runtime *rt, const char *fn, const ir_snode *s, lt_dtype dtype) {
+static lt_status check_dtype(capi_runtime *rt, const char *fn, const ir_snode *s, const char *name,
+                             lt_dtype dtype) {
   if ((int)dtype == (int)s->dtype) return LT_OK;
-  return capi_fail(rt, LT_ERROR_TYPE, fn, "field '%s' holds %s; the value given is %s", s->name,
+  return capi_fail(rt, LT_ERROR_TYPE, fn, "field '%s' holds %s; the value given is %s", name,
                    ir_type_name(s->dtype), lt_dtype_size(dtype) ? ir_type_name((ir_type)dtype) : "no lt_dtype");
 }
 
@@ -557,7 +561,8 @@ lt_status lt_field_shape(lt_runtime h, lt_field f, lt_dtype *dtype, int *ndim, i
   capi_runtime *rt = capi_enter(h, fn, &st);
   if (!rt) return st;
   char *root;
-  const ir_snode *s = field_of(rt, f, fn, &root);
+  const char *name;
+  const ir_snode *s = field_of(rt, f, fn, &root, &name);
   if (!s) st = LT_ERROR_INVALID_HANDLE;
   else {
     if (dtype) *dtype = (lt_dtype)s->dtype;
@@ -575,18 +580,19 @@ static lt_status field_access(lt_runtime h, lt_field f, const int64_t *begin, co
   capi_runtime *rt = capi_enter(h, fn, &st);
   if (!rt) return st;
   char *root;
-  const ir_snode *s = field_of(rt, f, fn, &root);
+  const char *name;
+  const ir_snode *s = field_of(rt, f, fn, &root, &name);
   if (!s) {
     capi_leave(rt);
     return LT_ERROR_INVALID_HANDLE;
   }
-  if ((st = check_dtype(rt, fn, s, dtype)) != LT_OK) goto done;
+  if ((st = check_dtype(rt, fn, s, name, dtype)) != LT_OK) goto done;
   if (!(dst ? dst : src) || (!begin && s->nidx > 0) || (box && !extent && s->nidx > 0)) {
     st = capi_fail(rt, LT_ERROR_INVALID_ARGUMENT, fn, "a pointer argument is NULL");
     goto done;
   }
   if (n != s->nidx) {
-    st = capi_fail(rt, LT_ERROR_SHAPE, fn, "field '%s' has %d indices, got %d", s->name, s->nidx, n);
+    st = capi_fail(rt, LT_ERROR_SHAPE, fn, "field '%s' has %d indices, got %d", name, s->nidx, n);
     goto done;
   }
   size_t es = lt_dtype_size(dtype);
@@ -599,10 +605,10 @@ static lt_status field_access(lt_runtime h, lt_field f, const int64_t *begin, co
       prog_shape_text(s, shape, sizeof shape);
       if (box)
         st = capi_fail(rt, LT_ERROR_SHAPE, fn, "the box [%lld, %lld) on axis %d is outside field '%s' with shape %s",
-                       (long long)begin[i], (long long)(begin[i] + e), i, s->name, shape);
+                       (long long)begin[i], (long long)(begin[i] + e), i, name, shape);
       else
         st = capi_fail(rt, LT_ERROR_SHAPE, fn, "index %lld out of range for axis %d of field '%s' with shape %s",
-                       (long long)begin[i], i, s->name, shape);
+                       (long long)begin[i], i, name, shape);
       goto done;
     }
     count *= e;
