@@ -110,6 +110,7 @@ lua_State *lt_lua_state(lt_runtime h) {
 typedef struct {
   const char *source, *name;
   size_t len;
+  const char *arg;                 /* the argument that names the code, for messages */
 } chunk;
 
 static int run_chunk(lua_State *L) {
@@ -129,7 +130,7 @@ static lt_status run(lt_runtime h, chunk *c, const char *fn) {
   capi_runtime *rt = capi_enter(h, fn, &st);
   if (!rt) return st;
   lua_State *L = c->name ? state_of(rt, fn) : NULL;
-  if (!c->name) st = capi_fail(rt, LT_ERROR_INVALID_ARGUMENT, fn, "%s is NULL", c->source ? "source" : "path");
+  if (!c->name) st = capi_fail(rt, LT_ERROR_INVALID_ARGUMENT, fn, "%s is NULL", c->arg);
   else if (!L) st = LT_ERROR_SCRIPT;   /* (the message is set) */
   else st = protected(rt, L, run_chunk, c, 0, fn, LT_ERROR_SCRIPT);
   capi_leave(rt);
@@ -137,12 +138,12 @@ static lt_status run(lt_runtime h, chunk *c, const char *fn) {
 }
 
 lt_status lt_run_string(lt_runtime h, const char *source, const char *chunkname) {
-  chunk c = {source, source ? (chunkname ? chunkname : "=(host)") : NULL, source ? strlen(source) : 0};
+  chunk c = {source, source ? (chunkname ? chunkname : "=(host)") : NULL, source ? strlen(source) : 0, "source"};
   return run(h, &c, "lt_run_string");
 }
 
 lt_status lt_run_file(lt_runtime h, const char *path) {
-  chunk c = {NULL, path, 0};
+  chunk c = {NULL, path, 0, "path"};
   return run(h, &c, "lt_run_file");
 }
 
