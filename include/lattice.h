@@ -187,7 +187,10 @@ LT_API lt_status lt_kernel_find(lt_runtime rt, const char *name, lt_kernel *out)
 /* Runs the kernel (compiling it on its first call with these argument
 ** types); result (may be NULL) gets its scalar result, kind LT_VALUE_NONE
 ** when it returns none. A kernel's runtime failure is LT_ERROR_RUNTIME and
-** the runtime stays usable. */
+** the runtime stays usable; a wrong argument count is
+** LT_ERROR_INVALID_ARGUMENT, an argument of the wrong type LT_ERROR_TYPE, and
+** an error while tracing or compiling the kernel LT_ERROR_SCRIPT (naming the
+** script's line). */
 LT_API lt_status lt_kernel_launch(lt_runtime rt, lt_kernel k, const lt_value *args, int nargs, lt_value *result);
 
 #ifdef __cplusplus

@@ -16,6 +16,7 @@
 #include "program/capi_impl.h"
 
 #define HOST_KEY "lattice.host_runtime"
+#define LAUNCH_FAILED_KEY "lattice.launch_failed"   /* set by core.launch_failed (kernel.lua) */
 
 static capi_runtime *lang_host_runtime(lua_State *L) {
   lua_getfield(L, LUA_REGISTRYINDEX, HOST_KEY);
@@ -198,6 +199,8 @@ typedef struct {
 
 static int call_protected(lua_State *L) {
   kernel_call *c = lua_touserdata(L, 1);
+  lua_pushboolean(L, 0);
+  lua_setfield(L, LUA_REGISTRYINDEX, LAUNCH_FAILED_KEY);
   luaL_checkstack(L, c->nargs + 4, "kernel arguments");
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref);
   for (int i = 0; i < c->nargs; i++) {
@@ -219,11 +222,17 @@ static lt_status call_kernel(capi_runtime *rt, int ref, const lt_value *args, in
   const char *fn = "lt_kernel_launch";
   lua_State *L = capi_embed(rt);
   kernel_call c = {rt, ref, args, nargs, result};
-  lt_status st = protected(rt, L, call_protected, &c, 0, fn, LT_ERROR_RUNTIME);
-  if (st == LT_ERROR_RUNTIME) {   /* the kernel's own checks of its arguments (kernel.lua), before it ran */
+  lt_status st = protected(rt, L, call_protected, &c, 0, fn, LT_ERROR_SCRIPT);
+  if (st == LT_ERROR_SCRIPT) {
+    lua_getfield(L, LUA_REGISTRYINDEX, LAUNCH_FAILED_KEY);
+    bool ran = lua_toboolean(L, -1);
+    lua_pop(L, 1);
     const char *msg = capi_message(rt);
-    if (strstr(msg, " expects ") && strstr(msg, " argument")) st = LT_ERROR_INVALID_ARGUMENT;
+    if (ran) st = LT_ERROR_RUNTIME;   /* it failed while it ran (core.launch_failed) */
+    /* the kernel's own checks of its arguments (kernel.lua), before it ran */
+    else if (strstr(msg, " expects ") && strstr(msg, " argument")) st = LT_ERROR_INVALID_ARGUMENT;
     else if (strstr(msg, ": argument '")) st = LT_ERROR_TYPE;
+    /* else an error while tracing or compiling it: Lua code's error */
   }
   return st;
 }
@@ -261,6 +270,14 @@ static int l_export_field(lua_State *L) {
   lua_pushvalue(L, 3);             /* the field object keeps its tree and instance */
   int ref = luaL_ref(L, LUA_REGISTRYINDEX);
   if (capi_export_field(rt, name, (int)id, slot, ref) != LT_OK) return luaL_error(L, "lt.export: out of memory");
+  return 0;
+}
+
+/* core.launch_failed(): kernel.lua says that the launch under way failed
+** while the kernel ran (call_kernel: LT_ERROR_RUNTIME, not LT_ERROR_SCRIPT) */
+static int l_launch_failed(lua_State *L) {
+  lua_pushboolean(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, LAUNCH_FAILED_KEY);
   return 0;
 }
 
@@ -310,6 +327,7 @@ void lang_open_embed(lua_State *L) {
     {"host_config", l_host_config},
     {"export_kernel", l_export_kernel},
     {"export_field", l_export_field},
+    {"launch_failed", l_launch_failed},
     {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -266,6 +266,7 @@ end
 -- is raised at the user's call; the program stays usable.
 local function launched(ok, ...)
   if ok then return ... end
+  core.launch_failed()   -- a C host's lt_kernel_launch says LT_ERROR_RUNTIME for this, not for trace errors
   local msg = tostring((...)):gsub("^lattice/[%w_]+%.lua:%d+: ", "")
   state.raise(msg)
 end
