@@ -195,19 +195,28 @@ typedef struct {
   const lt_value *args;
   int nargs;
   lt_value *result;
+  int held;                        /* registry ref of the ndarray arguments' userdata (drop_args) */
 } kernel_call;
 
 static int call_protected(lua_State *L) {
   kernel_call *c = lua_touserdata(L, 1);
   lua_pushboolean(L, 0);
   lua_setfield(L, LUA_REGISTRYINDEX, LAUNCH_FAILED_KEY);
-  luaL_checkstack(L, c->nargs + 4, "kernel arguments");
+  luaL_checkstack(L, c->nargs + 6, "kernel arguments");
+  lua_newtable(L);                 /* the ndarray arguments' userdata: drop_args */
+  lua_pushvalue(L, -1);
+  c->held = luaL_ref(L, LUA_REGISTRYINDEX);
+  int held = lua_gettop(L), nheld = 0;
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->ref);
   for (int i = 0; i < c->nargs; i++) {
     const lt_value *v = &c->args[i];
     if (v->kind == LT_VALUE_INT) lua_pushinteger(L, (lua_Integer)v->as.i);
     else if (v->kind == LT_VALUE_FLOAT) lua_pushnumber(L, v->as.f);
-    else push_ndarray_object(L, capi_ndarray(c->rt, v->as.nd, "lt_kernel_launch"));   /* checked before */
+    else {
+      push_ndarray_object(L, capi_ndarray(c->rt, v->as.nd, "lt_kernel_launch"));   /* checked before */
+      lua_getfield(L, -1, "_ud");
+      lua_rawseti(L, held, ++nheld);
+    }
   }
   lua_call(L, c->nargs, 1);
   if (c->result) {
@@ -218,11 +227,28 @@ static int call_protected(lua_State *L) {
   return 0;
 }
 
+/* The launch's ndarray arguments let go of their arrays now, not when Lua
+** collects the objects made for the call: once lt_kernel_launch returns the
+** runtime holds no reference of its own to them, so the host's
+** lt_ndarray_release runs the release callback at once. (Nothing keeps the
+** objects: a kernel reads its arguments and drops them.) No allocation here. */
+static void drop_args(lua_State *L, int held) {
+  if (held == LUA_NOREF || !lua_checkstack(L, 2)) return;   /* (then the collector drops them later) */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, held);
+  for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
+    lang_drop_ndarray(L, -1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  luaL_unref(L, LUA_REGISTRYINDEX, held);   /* reuses the slot: no allocation */
+}
+
 static lt_status call_kernel(capi_runtime *rt, int ref, const lt_value *args, int nargs, lt_value *result) {
   const char *fn = "lt_kernel_launch";
   lua_State *L = capi_embed(rt);
-  kernel_call c = {rt, ref, args, nargs, result};
+  kernel_call c = {rt, ref, args, nargs, result, LUA_NOREF};
   lt_status st = protected(rt, L, call_protected, &c, 0, fn, LT_ERROR_SCRIPT);
+  drop_args(L, c.held);
   if (st == LT_ERROR_SCRIPT) {
     lua_getfield(L, LUA_REGISTRYINDEX, LAUNCH_FAILED_KEY);
     bool ran = lua_toboolean(L, -1);

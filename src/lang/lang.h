@@ -50,6 +50,9 @@ prog_program *lang_host_program(lua_State *L, bool fma, char *err, size_t errlen
 ** a reference); NULL when the value at idx is not one. */
 void lang_push_ndarray(lua_State *L, prog_ndarray *a);
 prog_ndarray *lang_to_ndarray(lua_State *L, int idx);
+/* The userdata at idx (if it is one) releases its array now; it is unusable
+** from then on (embed.c: a launch's arguments). Allocates nothing. */
+void lang_drop_ndarray(lua_State *L, int idx);
 
 /* ir_api.c: the builder userdata that kernel.c compiles */
 typedef struct {

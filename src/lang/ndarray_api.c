@@ -50,6 +50,14 @@ prog_ndarray *lang_to_ndarray(lua_State *L, int idx) {
   return b ? b->a : NULL;
 }
 
+void lang_drop_ndarray(lua_State *L, int idx) {
+  nd_box *b = luaL_testudata(L, idx, LANG_NDARRAY);
+  if (!b || !b->a) return;
+  prog_ndarray *a = b->a;
+  b->a = NULL;
+  prog_ndarray_release(a);
+}
+
 /* core.ndarray_new(type, {n1, n2, ...}, prog|nil) -> userdata | nil, message.
 ** The Lua side has checked the type and that every extent is a positive
 ** integer. prog: the current program, whose device memory takes the data
