@@ -133,12 +133,18 @@ set(LT_HOST_CFLAGS "")
 if(LT_SANITIZE)
   set(LT_HOST_CFLAGS "-fsanitize=address,undefined")
 endif()
+include(CheckLanguage)   # the C++ host example (install.sh); Lattice itself is C only
+check_language(CXX)
+set(LT_HOST_CXX c++)
+if(CMAKE_CXX_COMPILER)
+  set(LT_HOST_CXX ${CMAKE_CXX_COMPILER})
+endif()
 file(GLOB CLI_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/cli/*.sh)
 foreach(src ${CLI_TESTS})
   get_filename_component(name ${src} NAME_WE)
   add_test(NAME cli/${name} COMMAND bash ${src} $<TARGET_FILE:lattice>)
   set_tests_properties(cli/${name} PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT
-    "LT_BUILD_DIR=${CMAKE_BINARY_DIR};LT_CC=${CMAKE_C_COMPILER};LT_HOST_CFLAGS=${LT_HOST_CFLAGS}")
+    "LT_BUILD_DIR=${CMAKE_BINARY_DIR};LT_CC=${CMAKE_C_COMPILER};LT_CXX=${LT_HOST_CXX};LT_HOST_CFLAGS=${LT_HOST_CFLAGS}")
 endforeach()
 
 # ---- the sparse runtime (src/runtime/*.c, device code) compiled natively by the

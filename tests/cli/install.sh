@@ -1,20 +1,23 @@
 #!/bin/bash
 # `cmake --install` into a scratch prefix (docs/install.md), then use what
-# was installed as a user would: the file list; examples/host/lua_host.c
-# built against the prefix with pkg-config and with CMake's find_package(Lattice),
-# both run; stock lua5.4 loading the Lua module through LUA_CPATH; the
-# dynamic symbol tables of liblattice.so and the Lua module hold exactly the
-# LT_API names of the installed headers (nothing leaks if -fvisibility=hidden
-# is lost). Usage: install.sh LATTICE, with LT_BUILD_DIR (the build folder),
-# LT_CC (the project's C compiler) and LT_HOST_CFLAGS (the sanitizer flags of
-# the build, empty outside it) from tests.cmake. Exit 77 when a tool is missing.
+# was installed as a user would: the file list; the programs of examples/host/
+# (host.c and host.cpp on the C API, lua_host.c with its own lua_State) built
+# against the prefix with pkg-config (cc and c++) and with CMake's
+# find_package(Lattice), all run; stock lua5.4 loading the Lua module through
+# LUA_CPATH; the dynamic symbol tables of liblattice.so and the Lua module hold
+# exactly the LT_API names of the installed headers (nothing leaks if
+# -fvisibility=hidden is lost). Usage: install.sh LATTICE, with LT_BUILD_DIR
+# (the build folder), LT_CC and LT_CXX (the C and C++ compilers) and
+# LT_HOST_CFLAGS (the sanitizer flags of the build, empty outside it) from
+# tests.cmake. Exit 77 when a tool is missing.
 set -u
 . "$(dirname "$0")/lib/check.sh" "$1"
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=${LT_BUILD_DIR:?LT_BUILD_DIR must name the build folder}
 cc=${LT_CC:-cc}
+cxx=${LT_CXX:-c++}
 hostflags=${LT_HOST_CFLAGS:-}
-for tool in cmake pkg-config lua5.4 nm readelf "$cc"; do
+for tool in cmake pkg-config lua5.4 nm readelf "$cc" "$cxx"; do
   command -v "$tool" > /dev/null || { echo "skipped: $tool is not installed"; exit 77; }
 done
 
@@ -67,7 +70,10 @@ check "no source or build paths in the package files" "" \
 # ---- exported symbols: exactly the LT_API declarations of the installed
 # headers (and the three symbols the linker defines in every shared object)
 sed -n 's/^LT_API [^(]*[ *]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' "$p"/include/*.h | sort > "$tmp/public"
-check "public names in the headers" "yes" "$(grep -qx luaopen_lattice "$tmp/public" && grep -qx lt_register_source "$tmp/public" && echo yes)"
+check "public names in the headers" "yes" "$(grep -qx luaopen_lattice "$tmp/public" && grep -qx lt_register_source "$tmp/public" &&
+  grep -qx lt_runtime_create "$tmp/public" && grep -qx lt_kernel_launch "$tmp/public" && echo yes)"
+# every declaration starting with LT_API gave a name (one written otherwise would be missed above)
+check "one name per LT_API declaration" "$(cat "$p"/include/*.h | grep -c '^LT_API ')" "$(sort -u "$tmp/public" | wc -l)"
 for so_file in $lib/liblattice.so.$v $lib/lua/5.4/lattice.so; do
   nm -D --defined-only "$p/$so_file" | awk '{print $3}' | grep -vxE '__bss_start|_edata|_end' | sort > "$tmp/exported"
   check "$so_file exports every public name" "" "$(comm -23 "$tmp/public" "$tmp/exported" | tr '\n' ' ')"
@@ -75,31 +81,45 @@ for so_file in $lib/liblattice.so.$v $lib/lua/5.4/lattice.so; do
     "$(comm -13 "$tmp/public" "$tmp/exported" | awk 'NR <= 8 { printf "%s ", $0 } END { if (NR) printf "(%d names)", NR }')"
 done
 
-# ---- the host program, built with pkg-config
-run_host() {  # run_host NAME EXE: runs it, checks its one line and that it uses the prefix's library
-  local out
-  out=$("$2" 200 2>&1)
-  check "$1 runs" "lua_host: 200 elements match plain C (Lattice $v)" "$out"
-  check "$1 loads the prefix's library" "$p/$lib/liblattice.so.$so" \
-    "$(ldd "$2" | sed -n 's/.*liblattice\.so[^ ]* => \([^ ]*\) .*/\1/p' | xargs -r realpath -s)"
+# ---- the host programs, built with pkg-config; each prints one line when its
+# results match the same arithmetic in plain C / C++
+declare -A line=(
+  [host]="host: saxpy, dot and step over 200 elements match plain C (Lattice $v)"
+  [host_cpp]="host_cpp: saxpy_sum over 200 elements and 25 diffusion steps match plain C++ (Lattice $v)"
+  [lua_host]="lua_host: 200 elements match plain C (Lattice $v)"
+)
+run_host() {  # run_host HOW DIR NAME: runs DIR/NAME, checks its line and that it uses the prefix's library
+  local exe=$2/$3
+  [ -x "$exe" ] || { check "$1 $3 was built" "yes" "no"; return; }
+  check "$1 $3 runs" "${line[$3]}" "$("$exe" 200 2>&1)"
+  check "$1 $3 loads the prefix's library" "$p/$lib/liblattice.so.$so" \
+    "$(ldd "$exe" | sed -n 's/.*liblattice\.so[^ ]* => \([^ ]*\) .*/\1/p' | xargs -r realpath -s)"
 }
+mkdir -p "$tmp/pc"
 # shellcheck disable=SC2046,SC2086  # word splitting is wanted for the flags
-"$cc" $hostflags -o "$tmp/host_pc" "$src/examples/host/lua_host.c" $(pkg-config --cflags --libs lattice) -lm \
-  -Wl,-rpath,"$p/$lib" > "$tmp/cc.log" 2>&1
+{
+  "$cc" $hostflags -o "$tmp/pc/host" "$src/examples/host/host.c" $(pkg-config --cflags --libs lattice) \
+    -Wl,-rpath,"$p/$lib" &&
+  "$cxx" -std=c++17 $hostflags -o "$tmp/pc/host_cpp" "$src/examples/host/host.cpp" \
+    $(pkg-config --cflags --libs lattice) -Wl,-rpath,"$p/$lib" &&
+  "$cc" $hostflags -o "$tmp/pc/lua_host" "$src/examples/host/lua_host.c" $(pkg-config --cflags --libs lattice) -lm \
+    -Wl,-rpath,"$p/$lib"
+} > "$tmp/cc.log" 2>&1
 rc=$?
-check "build with pkg-config" "0" "$rc"
+check "build with pkg-config (cc and c++)" "0" "$rc"
 [ "$rc" -eq 0 ] || cat "$tmp/cc.log"
-[ -x "$tmp/host_pc" ] && run_host "pkg-config host" "$tmp/host_pc"
+for h in host host_cpp lua_host; do run_host pkg-config "$tmp/pc" "$h"; done
 
-# ---- the host program, built with find_package(Lattice)
+# ---- the host programs, built with find_package(Lattice)
 cmake -S "$src/examples/host" -B "$tmp/hb" -DCMAKE_PREFIX_PATH="$p" -DCMAKE_C_COMPILER="$cc" \
-  -DCMAKE_C_FLAGS="$hostflags" -DCMAKE_EXE_LINKER_FLAGS="$hostflags" > "$tmp/cmake.log" 2>&1 &&
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_FLAGS="$hostflags" -DCMAKE_CXX_FLAGS="$hostflags" \
+  -DCMAKE_EXE_LINKER_FLAGS="$hostflags" > "$tmp/cmake.log" 2>&1 &&
   cmake --build "$tmp/hb" >> "$tmp/cmake.log" 2>&1
 rc=$?
 check "build with find_package" "0" "$rc"
 [ "$rc" -eq 0 ] || cat "$tmp/cmake.log"
 check "find_package found the prefix" "$p/$lib/cmake/Lattice" "$(sed -n 's/^Lattice_DIR:PATH=//p' "$tmp/hb/CMakeCache.txt")"
-[ -x "$tmp/hb/lua_host" ] && run_host "find_package host" "$tmp/hb/lua_host"
+for h in host host_cpp lua_host; do run_host find_package "$tmp/hb" "$h"; done
 
 # ---- stock lua5.4 with the module from the prefix only (LUA_CPATH without ;;)
 cat > "$tmp/stock.lua" <<'LUA'
