@@ -15,7 +15,7 @@ cd "$ROOT"
 JOBS=$(nproc 2>/dev/null || echo 2)
 BUILD=${LT_BUILD:-build}
 BUILD_ASAN=${LT_BUILD_ASAN:-build-asan}
-PACKAGES=(cmake gcc pkg-config llvm-19-dev clang-19 llvm-19-tools libclang-rt-19-dev liblua5.4-dev lua5.4 libedit-dev libpng-dev)
+PACKAGES=(cmake gcc g++ pkg-config llvm-19-dev clang-19 llvm-19-tools libclang-rt-19-dev liblua5.4-dev lua5.4 libedit-dev libpng-dev)
 
 usage() {
   echo "usage: ./setup.sh example   build, run examples/julia.lua, say where the images are"
