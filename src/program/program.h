@@ -86,6 +86,23 @@ bool prog_take_error(prog_program *p, char *msg, size_t len);
 ** before a new tree starts. */
 void prog_reclaim_trees(prog_program *p);
 
+/* ---- tree.c: trees and their instances ---------------------------------------- */
+
+/* Lays out the tree of `root` and registers it with the sparse runtime
+** (once); make_instance: also its one default instance (prog->mem, the
+** lt.root trees). False with the message (a layout error, pool exhausted). */
+bool prog_tree_materialize(prog_program *p, const ir_snode *root, bool make_instance, char *err, size_t errlen);
+/* A new zeroed instance of materialised tree `tree` (its root container's
+** device address), which holds the tree until prog_instance_free; NULL with
+** the message (pool exhausted). */
+char *prog_instance_new(prog_program *p, int tree, char *err, size_t errlen);
+void prog_instance_free(prog_program *p, int tree, char *root);
+/* Appends value (the bytes of one element of its field) to dynamic level s
+** with one place, at the parent's cell idx; the element's index, or -1 with
+** the message (the list is full, the pool is exhausted). what names s. */
+int32_t prog_append(prog_program *p, const ir_snode *s, char *root, const int64_t *idx, const void *value,
+                    const char *what, char *err, size_t errlen);
+
 /* ---- builtins.c: the kernel builtins' host state ------------------------------------ */
 
 /* Sets the random seed and the print buffer's size (0: 1 MiB); false with
