@@ -9,10 +9,11 @@
 **
 ** The Lua bindings (src/lang) marshal Lua values to and from these calls;
 ** the public C API (include/lattice.h, capi.c) wraps them in checked handles.
-** The compiler is reached only through interfaces: ir_compile (src/ir) and
-** the backend's compile/launch function pointers (src/jit/jit.h), whose
-** backend is made by jit_backend_create (the one link-time dependency, so a
-** runtime library without the compiler can supply its own).
+** The compiler is reached only through interfaces: the jit_compiler of
+** jit_default_compiler (the passes, backend creation, the PTX check; the one
+** link-time dependency, which a runtime library without the compiler
+** supplies as NULL) and the backend's compile/launch function pointers
+** (src/jit/jit.h).
 */
 #ifndef LATTICE_PROGRAM_H
 #define LATTICE_PROGRAM_H
@@ -51,6 +52,7 @@ struct prog_program {
                                       types, whose instances the front end keeps */
   bool debug;
   bool fma;
+  const jit_compiler *compiler;    /* jit_default_compiler() */
   char *check_ptxas;
   prog_kernel *compiled;           /* every kernel compiled for this program */
   struct rt_builtins *builtins;    /* random seed, launch counter, print buffer */
