@@ -121,10 +121,18 @@ struct jit_backend {
   void *impl;
 };
 
-/* The backend for arch "cpu" or "cuda" (backends.c): what the program layer
-** calls, so that a library without the compiler can supply its own. */
-jit_backend *jit_backend_create(const char *arch, int threads, bool debug, const char *cuda_driver, char *err,
-                                size_t errlen);
+/* The compiler as the program layer (src/program) reaches it: the IR passes
+** (ir_compile), a backend for arch "cpu" or "cuda", and the test suite's PTX
+** check (jit_ptxas_check). liblattice defines jit_default_compiler in
+** compiler.c; a library without the compiler defines one that returns NULL,
+** and the program layer then says that it cannot compile. */
+typedef struct {
+  bool (*passes)(ir_kernel *k, bool verify, void (*dump)(const char *after_pass, ir_kernel *k, void *ud), void *ud);
+  jit_backend *(*backend)(const char *arch, int threads, bool debug, const char *cuda_driver, char *err,
+                          size_t errlen);
+  bool (*check_ptx)(ir_kernel *k, const char *ptxas, char *err, size_t errlen);
+} jit_compiler;
+const jit_compiler *jit_default_compiler(void);
 
 /* threads <= 0: one per core. */
 jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen);

@@ -121,16 +121,21 @@ static int l_launch(lua_State *L) {
   prog_text out = {0}, warn = {0};
   char err[1280] = "";
   bool ok = prog_launch(c, roots, args, nargs, &ret, &out, &warn, err, sizeof err);
-  /* what the kernel printed, also when it failed (io.write may raise: the texts are freed first) */
-  lua_pushlstring(L, out.data ? out.data : "", out.len);
-  lua_pushlstring(L, warn.data ? warn.data : "", warn.len);
+  /* what the kernel printed, also when it failed; io.write may raise, so the
+  ** texts move to Lua strings (which the collector frees) first */
+  if (out.len || warn.len) {
+    lua_pushlstring(L, out.data ? out.data : "", out.len);
+    lua_pushlstring(L, warn.data ? warn.data : "", warn.len);
+    prog_text_free(&out);
+    prog_text_free(&warn);
+    size_t n;
+    const char *s = lua_tolstring(L, -2, &n);
+    lua_write(L, NULL, &(prog_text){(char *)s, n, n});
+    s = lua_tolstring(L, -1, &n);
+    lua_write(L, "stderr", &(prog_text){(char *)s, n, n});
+  }
   prog_text_free(&out);
   prog_text_free(&warn);
-  size_t n;
-  const char *s = lua_tolstring(L, -2, &n);
-  lua_write(L, NULL, &(prog_text){(char *)s, n, n});
-  s = lua_tolstring(L, -1, &n);
-  lua_write(L, "stderr", &(prog_text){(char *)s, n, n});
   if (!ok) {
     lua_pushstring(L, err);
     return lua_error(L);

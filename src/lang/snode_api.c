@@ -144,16 +144,8 @@ static int l_materialize(lua_State *L) {
   prog_program *p = lang_check_program(L, 1);
   ir_snode *r = check_snode(L, p, 2);
   bool make_instance = lua_isnone(L, 3) || lua_toboolean(L, 3);
-  ir_tree *t = &p->ir->trees[r->tree];
   char err[768] = "";
-  if (!t->materialized) {
-    if (!ir_snode_layout(p->ir, r, err, sizeof err)) return push_fail(L, err);
-    if (!jit_sparse_add_tree(p->sparse, p->ir, r->tree, err, sizeof err)) return push_fail(L, err);
-  }
-  if (make_instance && !p->mem[r->tree]) {
-    p->mem[r->tree] = jit_sparse_new_instance(p->sparse, p->ir, r->tree, err, sizeof err);
-    if (!p->mem[r->tree]) return push_fail(L, err);
-  }
+  if (!prog_tree_materialize(p, r, make_instance, err, sizeof err)) return push_fail(L, err);
   lua_pushboolean(L, 1);
   return 1;
 }

@@ -26,10 +26,7 @@ static lang_instance *check_instance(lua_State *L, int idx) {
 
 static void instance_release(lang_instance *in) {
   prog_program *p = in->prog;
-  if (in->root && p && p->ir && p->sparse) {
-    jit_sparse_free_instance(p->sparse, p->ir, in->tree, in->root);
-    p->tree_holds[in->tree]--;     /* an instance holds its tree */
-  }
+  prog_instance_free(p, in->tree, in->root);
   in->root = NULL;
 }
 
@@ -45,19 +42,18 @@ static int l_instance_new(lua_State *L) {
   if (id < 0 || id >= p->ir->nsnodes || !p->ir->snodes[id] || p->ir->snodes[id]->kind != IR_SN_root)
     return luaL_error(L, "internal error: SNode %d is not a root", (int)id);
   int tree = p->ir->snodes[id]->tree;
+  lang_instance *in = lua_newuserdatauv(L, sizeof *in, 1);   /* first: a memory error leaks nothing */
+  in->prog = p;
+  in->tree = tree;
+  in->root = NULL;
+  luaL_setmetatable(L, LANG_INSTANCE);
   char err[768] = "";
-  char *root = jit_sparse_new_instance(p->sparse, p->ir, tree, err, sizeof err);
-  if (!root) {
+  in->root = prog_instance_new(p, tree, err, sizeof err);
+  if (!in->root) {
     lua_pushnil(L);
     lua_pushstring(L, err);
     return 2;
   }
-  lang_instance *in = lua_newuserdatauv(L, sizeof *in, 1);
-  in->prog = p;
-  in->tree = tree;
-  in->root = root;
-  p->tree_holds[tree]++;
-  luaL_setmetatable(L, LANG_INSTANCE);
   lua_pushvalue(L, 1);
   lua_setiuservalue(L, -2, 1);     /* the program outlives its instances */
   return 1;
@@ -132,25 +128,12 @@ static int l_snode_append(lua_State *L) {
     return luaL_error(L, "internal error: append to a level that is not a dynamic with one field");
   int64_t idx[IR_MAX_INDICES] = {0};
   read_level_indices(L, what, 6, s->parent, idx);
-  const ir_snode *place = s->children[0];
-  char val[8];
-  lang_encode_number(L, place->dtype, 5, val);
-  int32_t at = -1;
-  char *cell = jit_sparse_append(p->sparse, s, root, idx, &at);
-  lang_raise_sparse_error(L, p, "");
-  if (!cell) {
+  char val[8], err[768];
+  lang_encode_number(L, s->children[0]->dtype, 5, val);
+  int32_t at = prog_append(p, s, root, idx, val, what, err, sizeof err);
+  if (at < 0) {
     lua_pushnil(L);
-    lua_pushfstring(L, "lt.append: the list of %s is full (capacity %I)", what, (lua_Integer)s->num_cells);
-    return 2;
-  }
-  /* the cell is a device address: written through the backend */
-  size_t n = (size_t)(ir_type_bits(place->dtype) + 7) / 8;
-  if (!lang_mem_write(L, p->be, cell + place->offset, val, n, NULL, NULL)) {
-    lua_pushfstring(L, "lt.append to %s: ", what);
-    lua_insert(L, -2);
-    lua_concat(L, 2);
-    lua_pushnil(L);
-    lua_insert(L, -2);
+    lua_pushstring(L, err);
     return 2;
   }
   lua_pushinteger(L, at);

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ir/passes/passes.h"
 #include "program_impl.h"
 
 /* ---- the IR after every pass ------------------------------------------------------ */
@@ -36,7 +35,7 @@ static void dump_pass(const char *pass, ir_kernel *k, void *ud) {
 }
 
 const char *prog_kernel_ir(prog_kernel *c) {
-  if (!c->ir_text && c->traced) {
+  if (!c->ir_text && c->traced && c->prog) {
     ir_kernel *k = ir_kernel_clone(c->traced);
     if (!k) return "";
     dump_buf d = {.echo = false};
@@ -48,7 +47,7 @@ const char *prog_kernel_ir(prog_kernel *c) {
     }
     free(decl);
     dump_pass("trace", k, &d);
-    ir_compile(k, true, dump_pass, &d);
+    c->prog->compiler->passes(k, true, dump_pass, &d);
     ir_kernel_free(k);
     c->ir_text = d.text.data;
   }
@@ -98,7 +97,7 @@ static void release_trees(prog_kernel *c) {
 static bool check_ptx(prog_kernel *c, char *err, size_t errlen) {
   const char *ptxas = c->prog->check_ptxas;
   if (!ptxas) return true;
-  return jit_ptxas_check(c->k, ptxas, err, errlen);
+  return c->prog->compiler->check_ptx(c->k, ptxas, err, errlen);
 }
 
 bool prog_kernel_ready(prog_kernel *c, char *err, size_t errlen) {
@@ -136,11 +135,11 @@ bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const ch
   if (print_ir) {
     dump_buf d = {.echo = true};
     dump_pass("trace", c->k, &d);
-    ok = ir_compile(c->k, true, dump_pass, &d);
+    ok = p->compiler->passes(c->k, true, dump_pass, &d);
     c->ir_text = d.text.data;
   } else {
     c->traced = ir_kernel_clone(c->k);
-    ok = ir_compile(c->k, true, NULL, NULL);
+    ok = p->compiler->passes(c->k, true, NULL, NULL);
   }
   if (!ok) {                 /* "file:line: message" already names the user's line */
     snprintf(err, errlen, "%s", c->k->error);

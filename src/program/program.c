@@ -131,8 +131,11 @@ prog_program *prog_create(const prog_config *cfg, char *err, size_t errlen) {
   }
   p->refs = 1;
   p->check_ptxas = ptxas;
-  char why[768] = "";
-  p->be = jit_backend_create(cuda ? "cuda" : "cpu", cfg->threads, cfg->debug, cfg->cuda_driver, why, sizeof why);
+  p->compiler = jit_default_compiler();
+  char why[768] = "this library was built without the compiler";
+  p->be = p->compiler ? p->compiler->backend(cuda ? "cuda" : "cpu", cfg->threads, cfg->debug, cfg->cuda_driver,
+                                             why, sizeof why)
+                      : NULL;
   if (!p->be) {
     snprintf(err, errlen, "cannot start the %s backend: %s", cuda ? "CUDA" : "CPU", why);
     free(ptxas);

@@ -9,10 +9,11 @@
 **
 ** The Lua bindings (src/lang) marshal Lua values to and from these calls;
 ** the public C API (include/lattice.h, capi.c) wraps them in checked handles.
-** The compiler is reached only through interfaces: ir_compile (src/ir) and
-** the backend's compile/launch function pointers (src/jit/jit.h), whose
-** backend is made by jit_backend_create (the one link-time dependency, so a
-** runtime library without the compiler can supply its own).
+** The compiler is reached only through interfaces: the jit_compiler of
+** jit_default_compiler (the passes, backend creation, the PTX check; the one
+** link-time dependency, which a runtime library without the compiler
+** supplies as NULL) and the backend's compile/launch function pointers
+** (src/jit/jit.h).
 */
 #ifndef LATTICE_PROGRAM_H
 #define LATTICE_PROGRAM_H
@@ -51,6 +52,7 @@ struct prog_program {
                                       types, whose instances the front end keeps */
   bool debug;
   bool fma;
+  const jit_compiler *compiler;    /* jit_default_compiler() */
   char *check_ptxas;
   prog_kernel *compiled;           /* every kernel compiled for this program */
   struct rt_builtins *builtins;    /* random seed, launch counter, print buffer */
@@ -85,6 +87,23 @@ bool prog_take_error(prog_program *p, char *msg, size_t len);
 /* Frees the trees nothing holds any more; called where no SNode is in use,
 ** before a new tree starts. */
 void prog_reclaim_trees(prog_program *p);
+
+/* ---- tree.c: trees and their instances ---------------------------------------- */
+
+/* Lays out the tree of `root` and registers it with the sparse runtime
+** (once); make_instance: also its one default instance (prog->mem, the
+** lt.root trees). False with the message (a layout error, pool exhausted). */
+bool prog_tree_materialize(prog_program *p, const ir_snode *root, bool make_instance, char *err, size_t errlen);
+/* A new zeroed instance of materialised tree `tree` (its root container's
+** device address), which holds the tree until prog_instance_free; NULL with
+** the message (pool exhausted). */
+char *prog_instance_new(prog_program *p, int tree, char *err, size_t errlen);
+void prog_instance_free(prog_program *p, int tree, char *root);
+/* Appends value (the bytes of one element of its field) to dynamic level s
+** with one place, at the parent's cell idx; the element's index, or -1 with
+** the message (the list is full, the pool is exhausted). what names s. */
+int32_t prog_append(prog_program *p, const ir_snode *s, char *root, const int64_t *idx, const void *value,
+                    const char *what, char *err, size_t errlen);
 
 /* ---- builtins.c: the kernel builtins' host state ------------------------------------ */
 
