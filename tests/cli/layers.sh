@@ -10,8 +10,8 @@ set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$(dirname "$LATTICE")" && pwd)
 
-includes() {   # includes DIR PATTERN: the #include lines of DIR's files that match PATTERN
-  grep -rnE '^[[:space:]]*#[[:space:]]*include' "$src/$1" | grep -E "$2" | sed "s|$src/||"
+includes() {   # includes DIR PATTERN: the #include lines of DIR's files whose text (not path) matches PATTERN
+  grep -rnE '^[[:space:]]*#[[:space:]]*include' "$src/$1" | sed "s|$src/||" | grep -E ":[0-9]+:.*($2)"
 }
 check "src/program includes no Lua header" "" "$(includes src/program '[<"/](lua|lauxlib|lualib|lua\.hpp)\.h?')"
 check "src/program includes no LLVM header" "" "$(includes src/program 'llvm')"
