@@ -152,9 +152,10 @@ lt_status lt_run_file(lt_runtime h, const char *path) {
 
 /* Pushes a as an lt.ndarray object (ndarray.lua's wrap of the userdata). */
 static void push_ndarray_object(lua_State *L, prog_ndarray *a) {
-  lua_getglobal(L, "require");
-  lua_pushliteral(L, "lattice.ndarray");
-  lua_call(L, 1, 1);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);   /* not the global require: scripts may replace it */
+  lua_getfield(L, -1, "lattice.ndarray");                     /* (loaded by lattice.init) */
+  lua_remove(L, -2);
+  if (!lua_istable(L, -1)) luaL_error(L, "internal error: the module lattice.ndarray is not loaded");
   lua_getfield(L, -1, "wrap");
   lua_remove(L, -2);
   lang_push_ndarray(L, a);

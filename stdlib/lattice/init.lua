@@ -286,6 +286,7 @@ function lt.export(name, value)
     state.raise("lt.export: the first argument must be a name (a non-empty string), got " .. type(name))
   end
   if getmetatable(value) == getmetatable(lt.kernel(function() end)) then
+    if not value.name then value.name = name end       -- messages name it as the host does
     core.export_kernel(name, value)
   elseif fieldm.is_field(value) then
     ensure_init()
