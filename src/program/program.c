@@ -157,7 +157,6 @@ prog_program *prog_create(const prog_config *cfg, char *err, size_t errlen) {
     free(p);
     return NULL;
   }
-  p->be->sparse = p->sparse;
   if (p->be->host_memory)
     host_memory_limit(p, cfg->memory_limit, bytes, cfg->pool_bytes > 0 || cfg->pool_fraction > 0, src);
   p->ir = ir_program_new();

@@ -95,7 +95,7 @@ static void test_random(void) {
       h_ctx_init(&h, p);
       h.ctx.builtins = &rb;
       h.args[0] = (uint64_t)(uintptr_t)out[run];
-      CHECK(be->launch(be, jk, &h.ctx));
+      CHECK(jit_launch(be, NULL, jk, &h.ctx));
       h_ctx_free(&h, p);
       be->release(be, jk);
     }
@@ -160,7 +160,7 @@ static void test_print_errors(void) {
       h.args[0] = (uint64_t)(uintptr_t)arr;
       h.args[1] = 8;
       h.args[2] = (uint64_t)ns[r];
-      be->launch(be, jk, &h.ctx);
+      jit_launch(be, NULL, jk, &h.ctx);
       CHECKF(h.error == want_err[r], "run %d: error %d, want %d", r, h.error, want_err[r]);
       /* the first record: header + 3 slots = 64 bytes; "after" (16) does not fit when reached */
       const rt_print_header *hd = (const rt_print_header *)buf;

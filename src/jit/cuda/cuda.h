@@ -7,7 +7,7 @@
 **   cuda_compile.c  kernel -> PTX (shared code generator) -> module, off the
 **                   Lua thread for compile_start
 **   cuda_launch.c   the launch block (rt_context and what it points to) and
-**                   the tasks as grid launches
+**                   the tasks as grid launches (the schedule: src/jit/launch.c)
 */
 #ifndef LATTICE_JIT_CUDA_H
 #define LATTICE_JIT_CUDA_H
@@ -71,8 +71,10 @@ void cuda_emulate_free(cuda_emu *e);
 bool cuda_emulate_kernel(cuda_emu *e, ir_kernel *k, CUmodule mod, const cg_module *ptx, char *err,
                          size_t errlen);
 
-/* cuda_launch.c */
-bool cuda_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx);
+/* cuda_launch.c: jit_backend.launch_begin, run_task, launch_end */
+bool cuda_launch_begin(jit_backend *be, jit_kernel *jk, rt_context *ctx);
+bool cuda_run_task(jit_backend *be, jit_kernel *jk, int i, rt_context *ctx, int stage);
+bool cuda_launch_end(jit_backend *be, jit_kernel *jk, rt_context *ctx, bool ok);
 void cuda_launch_free(jit_backend *be);
 
 #endif

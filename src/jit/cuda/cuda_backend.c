@@ -17,7 +17,6 @@
 
 #include "../../runtime/runtime.h"
 #include "../../runtime/service.h"
-#include "../jit_sparse.h"
 #include "../llvm/llvm_codegen.h"
 #include "cuda.h"
 
@@ -213,7 +212,10 @@ jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, siz
   be->compile = cuda_compile;
   be->compile_start = cuda_compile_start;
   be->compile_wait = cuda_compile_wait;
-  be->launch = cuda_launch;
+  be->synchronous = false;
+  be->launch_begin = cuda_launch_begin;
+  be->run_task = cuda_run_task;
+  be->launch_end = cuda_launch_end;
   be->release = cuda_release;
   be->destroy = cuda_destroy;
   return be;
