@@ -19,7 +19,8 @@ char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 
 /* An ORC JIT for the host, with the process's symbols (libm) visible, and
 ** the host's triple, CPU and features for each compilation's target machine
-** (cpu_backend.c; the CUDA backend's mock-GPU builds use one too). */
+** (cpu_backend.c; the test suite's mock-GPU builds use one too,
+** tests/cuda/cuda_emulate.c). */
 typedef struct {
   LLVMOrcLLJITRef jit;
   char *triple, *cpu, *features;

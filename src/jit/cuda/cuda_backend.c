@@ -126,7 +126,7 @@ static void cuda_destroy(jit_backend *be) {
     if (im->req) im->drv.cuMemFree(im->req);
     if (im->service) im->drv.cuModuleUnload(im->service);
     if (im->ctx) im->drv.cuDevicePrimaryCtxRelease(im->dev);
-    cuda_emulate_free(im->emu);
+    if (im->hooked) cuda_hooks->detach(im->hooked);
     cuda_driver_unload(&im->drv);
   }
   free(im->libdevice);
@@ -166,6 +166,10 @@ static bool load_service(jit_backend *be, char *err, size_t errlen) {
   return true;
 }
 
+const cuda_test_hooks *cuda_hooks;
+
+void cuda_set_test_hooks(const cuda_test_hooks *h) { cuda_hooks = h; }
+
 jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, size_t errlen) {
   jit_backend *be = calloc(1, sizeof *be);
   cuda_impl *im = calloc(1, sizeof *im);
@@ -190,7 +194,7 @@ jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, siz
   }
   pick_sm(im);
   im->libdevice = jit_find_libdevice();
-  im->emu = cuda_emulate_new(im->drv.lib, err, errlen);
+  if (cuda_hooks) im->hooked = cuda_hooks->attach(im->drv.lib, err, errlen);
   if (!load_service(be, err, errlen)) {
     cuda_destroy(be);
     return NULL;

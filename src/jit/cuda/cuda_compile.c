@@ -112,7 +112,7 @@ static jit_kernel *load(jit_pending *p, char *err, size_t errlen) {
     goto fail;
   }
   if (!cuda_load_module(be, p->ptx, what, &ck->mod, err, errlen)) goto fail;
-  if (im->emu && !cuda_emulate_kernel(im->emu, k, ck->mod, &p->info, err, errlen)) goto fail;
+  if (im->hooked && !cuda_hooks->kernel_loaded(im->hooked, k, ck->mod, &p->info, err, errlen)) goto fail;
   int i = 0;
   for (ir_stmt *s = k->body->first; s && i < n; s = s->next, i++) {
     jit_task_describe(&tasks[i], k, s);

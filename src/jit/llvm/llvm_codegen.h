@@ -99,7 +99,7 @@ char *cg_ptx_service(const char *sm, char *err, size_t errlen);
 /* The PTX kernel entries of cg_ptx.c on another target (the host's: its
 ** runtime bitcode and math functions), with the thread numbers read from
 ** lt_emu_sregs: how the mock driver runs kernels without a GPU
-** (src/jit/cuda/cuda_emulate.c). */
+** (tests/cuda/cuda_emulate.c). */
 const cg_target *cg_ptx_emulation(const cg_target *host);
 
 /* ---- state shared by the cg_*.c files ------------------------------------ */
