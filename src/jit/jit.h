@@ -156,26 +156,43 @@ struct jit_backend {
 **   RT_ERR_DEVICE: the device failed (be->error says why). */
 bool jit_launch(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx);
 
+/* ---- creating a backend ------------------------------------------------------
+** What the program layer tells a backend and the code generator, read from
+** the environment in one place (src/program/env.c) and handed down: the jit
+** reads no environment variable itself. Strings are used during the call
+** they are given to only; NULL or "" means unset. */
+typedef struct {
+  bool debug;                   /* lt.init{debug = true}: checked indices, ... */
+  bool dump_llvm;               /* each kernel's optimised LLVM IR on stderr (CPU) */
+  bool dump_ptx;                /* each kernel's PTX on stderr (CUDA) */
+  const char *cuda_driver;      /* the driver library (unset: "libcuda.so.1") */
+  const char *libdevice;        /* CUDA's libdevice.10.bc: this file only */
+  const char *cuda_home;        /* else searched under these toolkits, */
+  const char *cuda_path;        /* then the usual places (jit_find_libdevice) */
+  const char *tmpdir;           /* for the files of tools (ptxas); unset: /tmp */
+} jit_options;
+
 /* The compiler as the program layer (src/program) reaches it: the IR passes
-** (ir_compile), a backend for arch "cpu" or "cuda", and the test suite's PTX
-** check (jit_ptxas_check). liblattice defines jit_default_compiler in
+** (ir_compile), a backend for arch "cpu" or "cuda" (jit_cpu_create,
+** jit_cuda_create with the options o), and the test suite's PTX check
+** (jit_ptxas_check). liblattice defines jit_default_compiler in
 ** compiler.c; a library without the compiler defines one that returns NULL,
 ** and the program layer then says that it cannot compile. */
 typedef struct {
   bool (*passes)(ir_kernel *k, bool verify, void (*dump)(const char *after_pass, ir_kernel *k, void *ud), void *ud);
-  jit_backend *(*backend)(const char *arch, int threads, bool debug, const char *cuda_driver, char *err,
-                          size_t errlen);
-  bool (*check_ptx)(ir_kernel *k, const char *ptxas, char *err, size_t errlen);
+  jit_backend *(*backend)(const char *arch, int threads, const jit_options *o, char *err, size_t errlen);
+  bool (*check_ptx)(ir_kernel *k, const char *ptxas, const jit_options *o, char *err, size_t errlen);
 } jit_compiler;
 const jit_compiler *jit_default_compiler(void);
 
-/* threads <= 0: one per core. */
-jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen);
+/* threads <= 0: one per core. o: debug and dump_llvm (NULL: all unset). */
+jit_backend *jit_cpu_create(int threads, const jit_options *o, char *err, size_t errlen);
 
-/* The CUDA backend on device 0, the driver loaded from driver_path (NULL:
-** "libcuda.so.1"); NULL with the reason in err (no driver, no GPU, a GPU
-** older than sm_70, no NVPTX target in this LLVM). src/jit/cuda. */
-jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, size_t errlen);
+/* The CUDA backend on device 0, the driver loaded from o->cuda_driver;
+** debug, dump_ptx and libdevice's place from o too (NULL: all unset); NULL
+** with the reason in err (no driver, no GPU, a GPU older than sm_70, no
+** NVPTX target in this LLVM). src/jit/cuda. */
+jit_backend *jit_cuda_create(const jit_options *o, char *err, size_t errlen);
 /* The device's copy speed for benchmarks: the median over reps of a
 ** device-to-device copy of `bytes`, timed with events, in ms; false with
 ** be->error on failure (be must be the CUDA backend). */
@@ -186,12 +203,15 @@ bool jit_cuda_copy_ms(jit_backend *be, uint64_t bytes, int reps, double *ms);
 char *jit_emit_ptx(ir_kernel *k, const char *sm, char *err, size_t errlen);
 
 /* The path of CUDA's libdevice (malloc'd), or NULL when not found:
-** $LT_LIBDEVICE, else nvvm/libdevice/libdevice.10.bc under $CUDA_HOME,
-** $CUDA_PATH, /usr/local/cuda, /usr/lib/nvidia-cuda-toolkit, /opt/cuda. */
-char *jit_find_libdevice(void);
+** o->libdevice when set (and readable), else nvvm/libdevice/libdevice.10.bc
+** under o->cuda_home, o->cuda_path, /usr/local/cuda,
+** /usr/lib/nvidia-cuda-toolkit, /opt/cuda. o NULL: the usual places only. */
+char *jit_find_libdevice(const jit_options *o);
 
-/* Emits k's PTX (sm_70), with libdevice linked when it is found, and assembles it with the ptxas at `ptxas`; false
-** with ptxas's complaint in err when it does not assemble (ptx_check.c). */
-bool jit_ptxas_check(ir_kernel *k, const char *ptxas, char *err, size_t errlen);
+/* Emits k's PTX (sm_70), with libdevice (found as jit_find_libdevice(o)
+** does) linked when it is found, and assembles it with the ptxas at
+** `ptxas`, its file in o->tmpdir; false with ptxas's complaint in err when
+** it does not assemble (ptx_check.c). */
+bool jit_ptxas_check(ir_kernel *k, const char *ptxas, const jit_options *o, char *err, size_t errlen);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "program_impl.h"
 
 /* ---- the IR after every pass ------------------------------------------------------ */
@@ -93,11 +94,16 @@ static void release_trees(prog_kernel *c) {
 
 /* ---- compiling -------------------------------------------------------------------- */
 
-/* The test suite's PTX check (prog_config.check_ptxas, src/jit/ptx_check.c). */
+/* The test suite's PTX check (prog_config.check_ptxas, src/jit/ptx_check.c),
+** with libdevice and the temporary folder as the environment says. */
 static bool check_ptx(prog_kernel *c, char *err, size_t errlen) {
   const char *ptxas = c->prog->check_ptxas;
   if (!ptxas) return true;
-  return c->prog->compiler->check_ptx(c->k, ptxas, err, errlen);
+  lt_env env;
+  jit_options jo;
+  lt_env_read(&env);
+  lt_env_jit_options(&env, false, &jo);
+  return c->prog->compiler->check_ptx(c->k, ptxas, &jo, err, errlen);
 }
 
 bool prog_kernel_ready(prog_kernel *c, char *err, size_t errlen) {

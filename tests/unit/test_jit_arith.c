@@ -164,7 +164,7 @@ static void plain_c_checks(void) {
 
 int main(void) {
   char err[1024];
-  jit_backend *be = jit_cpu_create(2, true, err, sizeof err);
+  jit_backend *be = jit_cpu_create(2, &(jit_options){.debug = true}, err, sizeof err);
   CHECKF(be != NULL, "%s", err);
   if (!be) return check_finish("test_jit_arith");
   plain_c_checks();

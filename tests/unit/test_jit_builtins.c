@@ -85,7 +85,7 @@ static void test_random(void) {
   rt_builtins rb = {.seed = 77, .launch = 5};
   for (int run = 0; run < 2; run++) {
     char err[512];
-    jit_backend *be = jit_cpu_create(run == 0 ? 1 : 4, false, err, sizeof err);
+    jit_backend *be = jit_cpu_create(run == 0 ? 1 : 4, NULL, err, sizeof err);
     CHECKF(be != NULL, "%s", err);
     if (!be) break;
     jit_kernel *jk = be->compile(be, k, err, sizeof err);
@@ -142,7 +142,7 @@ static void test_print_errors(void) {
   ir_kernel *k = compile_text(text, p);
   if (!k) { ir_program_free(p); return; }
   char err[512];
-  jit_backend *be = jit_cpu_create(2, true, err, sizeof err);
+  jit_backend *be = jit_cpu_create(2, &(jit_options){.debug = true}, err, sizeof err);
   CHECKF(be != NULL, "%s", err);
   jit_kernel *jk = be ? be->compile(be, k, err, sizeof err) : NULL;
   CHECKF(jk != NULL, "%s", err);

@@ -478,7 +478,7 @@ static void test_errors(void) {
 }
 
 int main(void) {
-  be = jit_cpu_create(4, true, err, sizeof err);
+  be = jit_cpu_create(4, &(jit_options){.debug = true}, err, sizeof err);
   CHECKF(be != NULL, "%s", err);
   if (!be) return check_finish("test_jit_cpu");
   CHECK(be->threads == 4 && strcmp(be->name, "cpu") == 0);
@@ -494,7 +494,7 @@ int main(void) {
   test_errors();
   be->destroy(be);
   /* threads <= 0: one per core */
-  be = jit_cpu_create(0, false, err, sizeof err);
+  be = jit_cpu_create(0, NULL, err, sizeof err);
   CHECKF(be && be->threads >= 1, "%s", err);
   if (be) {
     test_range_big();

@@ -91,7 +91,7 @@ static bool g_end(jit_backend *be, jit_kernel *jk, rt_context *ctx, bool ok) {
 static bool guarded_init(sw *w, uint64_t pool) {
   memset(w, 0, sizeof *w);
   w->p = ir_program_new();
-  w->be = jit_cpu_create(2, false, w->err, sizeof w->err);
+  w->be = jit_cpu_create(2, NULL, w->err, sizeof w->err);
   if (!w->be) return false;
   orig = *w->be;
   w->be->host_memory = false;

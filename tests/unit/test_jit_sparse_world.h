@@ -33,7 +33,7 @@ typedef struct {
 static inline bool sw_init(sw *w, uint64_t pool, int threads) {
   memset(w, 0, sizeof *w);
   w->p = ir_program_new();
-  w->be = jit_cpu_create(threads, false, w->err, sizeof w->err);
+  w->be = jit_cpu_create(threads, NULL, w->err, sizeof w->err);
   if (!w->be) return false;
   w->sp = jit_sparse_create(w->be, pool, w->err, sizeof w->err);
   return w->sp != NULL;

@@ -275,7 +275,7 @@ static void test_error_inside(void) {
 }
 
 int main(void) {
-  be = jit_cpu_create(2, false, err, sizeof err);
+  be = jit_cpu_create(2, NULL, err, sizeof err);
   CHECKF(be != NULL, "%s", err);
   if (!be) return check_finish("test_jit_split");
   test_split_counts();

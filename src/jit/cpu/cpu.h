@@ -32,6 +32,7 @@ typedef struct {
   cpu_host host;
   rt_pool *pool;
   bool debug;
+  bool dump_llvm;                 /* jit_options.dump_llvm */
   unsigned serial;                /* makes symbols unique across kernels */
   int64_t gc_workers;             /* of the task_gc being run (cpu_run.c) */
 } cpu_impl;

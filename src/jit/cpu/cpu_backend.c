@@ -113,7 +113,7 @@ void cpu_host_close(cpu_host *h) {
   memset(h, 0, sizeof *h);
 }
 
-jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen) {
+jit_backend *jit_cpu_create(int threads, const jit_options *o, char *err, size_t errlen) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, init_llvm);
   if (!runtime_ok) {
@@ -128,7 +128,8 @@ jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen) {
     return NULL;
   }
   be->impl = im;
-  im->debug = debug;
+  im->debug = o && o->debug;
+  im->dump_llvm = o && o->dump_llvm;
   if (!cpu_host_open(&im->host, err, errlen)) { cpu_destroy(be); return NULL; }
   im->pool = rt_pool_create(threads);
   if (!im->pool) {

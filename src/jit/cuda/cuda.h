@@ -42,6 +42,7 @@ typedef struct {
   bool lost;                    /* a fault destroyed the context: every call fails */
   char lost_why[320];           /* the failure that lost it */
   bool debug;
+  bool dump_ptx;                /* jit_options.dump_ptx */
   char sm[16];                  /* the PTX target, e.g. "sm_90" */
   char *libdevice;              /* path, or NULL when not found */
   int block_size;               /* threads per block unless a task sets block_dim */

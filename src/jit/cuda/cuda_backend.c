@@ -170,7 +170,7 @@ const cuda_test_hooks *cuda_hooks;
 
 void cuda_set_test_hooks(const cuda_test_hooks *h) { cuda_hooks = h; }
 
-jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, size_t errlen) {
+jit_backend *jit_cuda_create(const jit_options *o, char *err, size_t errlen) {
   jit_backend *be = calloc(1, sizeof *be);
   cuda_impl *im = calloc(1, sizeof *im);
   if (!be || !im) {
@@ -179,9 +179,11 @@ jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, siz
     return NULL;
   }
   be->impl = im;
-  im->debug = debug;
+  im->debug = o && o->debug;
+  im->dump_ptx = o && o->dump_ptx;
   im->block_size = 256;
-  if (!cuda_driver_load(&im->drv, driver_path, err, errlen) || !cuda_probe(&im->drv, &im->info, err, errlen)) {
+  const char *driver = o && o->cuda_driver && *o->cuda_driver ? o->cuda_driver : NULL;
+  if (!cuda_driver_load(&im->drv, driver, err, errlen) || !cuda_probe(&im->drv, &im->info, err, errlen)) {
     cuda_destroy(be);
     return NULL;
   }
@@ -193,7 +195,7 @@ jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, siz
     return NULL;
   }
   pick_sm(im);
-  im->libdevice = jit_find_libdevice();
+  im->libdevice = jit_find_libdevice(o);
   if (cuda_hooks) im->hooked = cuda_hooks->attach(im->drv.lib, err, errlen);
   if (!load_service(be, err, errlen)) {
     cuda_destroy(be);

@@ -57,7 +57,7 @@ struct jit_pending {
 static void make_ptx(jit_pending *p) {
   cuda_impl *im = p->be->impl;
   p->ptx = cg_ptx_kernel(p->k, im->sm, true, im->libdevice, &p->info, p->err, sizeof p->err);
-  if (p->ptx && getenv("LT_DUMP_PTX")) fprintf(stderr, "%s\n", p->ptx);   /* debugging aid */
+  if (p->ptx && im->dump_ptx) fprintf(stderr, "%s\n", p->ptx);   /* debugging aid */
 }
 
 static void *ptx_thread(void *arg) {
