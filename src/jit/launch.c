@@ -50,12 +50,11 @@ static bool runtime_error(jit_backend *be, rt_context *ctx, bool *failed) {
   return true;
 }
 
-/* Whether list task t (task_clear_list, task_listgen; every other kind
-** runs) must run over instance `root`: 1 yes, 0 no (its list is kept), -1
-** the device failed. *reused carries the level whose list is kept from a
-** clear_list to its listgen (-1: none). Without sp there is no bookkeeping:
-** every list task runs, and the root's list is set at every listgen from
-** the root. */
+/* Whether list task t (task_clear_list, task_listgen) must run over
+** instance `root`: 1 yes, 0 no (its list is kept), -1 the device failed.
+** *reused carries the level whose list is kept from a clear_list to its
+** listgen (-1: none). Without sp there is no bookkeeping: every list task
+** runs, and the root's list is set at every listgen from the root. */
 static int list_task_runs(jit_backend *be, jit_sparse *sp, const jit_task *t, rt_context *ctx, char *root,
                           int32_t *reused) {
   if (!sp) {
@@ -68,7 +67,6 @@ static int list_task_runs(jit_backend *be, jit_sparse *sp, const jit_task *t, rt
     *reused = jit_sparse_list_stale(sp, NULL, t->snode, root) ? -1 : t->snode;
     return *reused < 0;
   }
-  if (t->kind != IR_task_listgen) return 1;
   if (*reused == t->snode) {
     *reused = -1;
     return 0;
@@ -77,10 +75,10 @@ static int list_task_runs(jit_backend *be, jit_sparse *sp, const jit_task *t, rt
   return 1;
 }
 
-/* A listgen ran: its list holds `root`'s containers, or (ok false: the
+/* Listgen t ran: its list holds `root`'s containers, or (ok false: the
 ** runtime failed in it) may be incomplete and is forgotten. */
 static void list_task_done(jit_sparse *sp, const jit_task *t, char *root, bool ok) {
-  if (sp && t->kind == IR_task_listgen) jit_sparse_list_built(sp, NULL, t->snode, ok ? root : NULL);
+  if (sp) jit_sparse_list_built(sp, NULL, t->snode, ok ? root : NULL);
 }
 
 bool jit_launch(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx) {
@@ -92,20 +90,35 @@ bool jit_launch(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx
   if (be->launch_begin && !be->launch_begin(be, jk, ctx)) return device_failed(ctx);
   bool ok = true, rt_failed = false;
   int32_t reused = -1;
-  for (int i = 0; i < jk->ntasks && ok; i++) {
+  for (int i = 0; i < jk->ntasks; i++) {
     const jit_task *t = &jk->tasks[i];
-    char *root = t->tree >= 0 ? ctx->roots[t->tree] : NULL;   /* sparse tasks only */
-    int runs = list_task_runs(be, sp, t, ctx, root, &reused);
-    if (runs <= 0) {
-      ok = runs == 0;
+    bool listgen = t->kind == IR_task_listgen;
+    char *root = NULL;
+    if (listgen || t->kind == IR_task_clear_list) {
+      root = t->tree >= 0 ? ctx->roots[t->tree] : NULL;
+      int runs = list_task_runs(be, sp, t, ctx, root, &reused);
+      if (runs == 0) continue;
+      if (runs < 0) {
+        ok = false;
+        break;
+      }
+    }
+    if (t->kind == IR_task_gc) {
+      for (int stage = 0; stage < 3 && ok; stage++) ok = be->run_task(be, jk, i, ctx, stage);
+    } else {
+      ok = be->run_task(be, jk, i, ctx, 0);
+    }
+    if (!ok) break;
+    if (!be->synchronous) {
+      if (listgen) list_task_done(sp, t, root, true);   /* forgotten below if the runtime failed */
       continue;
     }
-    int stages = t->kind == IR_task_gc ? 3 : 1;
-    for (int stage = 0; stage < stages && ok; stage++) ok = be->run_task(be, jk, i, ctx, stage);
-    if (ok && be->synchronous) ok = runtime_error(be, ctx, &rt_failed);
-    if (!ok) break;
-    list_task_done(sp, t, root, !rt_failed);
-    if (be->synchronous && (*ctx->error != RT_ERR_OK || rt_failed)) break;
+    if (!runtime_error(be, ctx, &rt_failed)) {
+      ok = false;
+      break;
+    }
+    if (listgen) list_task_done(sp, t, root, !rt_failed);
+    if (*ctx->error != RT_ERR_OK || rt_failed) break;
   }
   if (be->launch_end && !be->launch_end(be, jk, ctx, ok)) ok = false;
   if (!ok) return device_failed(ctx);
@@ -114,7 +127,8 @@ bool jit_launch(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx
     if (!runtime_error(be, ctx, &rt_failed)) return device_failed(ctx);
     /* a list built in this launch may be incomplete */
     if (rt_failed)
-      for (int i = 0; i < jk->ntasks; i++) list_task_done(sp, &jk->tasks[i], NULL, false);
+      for (int i = 0; i < jk->ntasks; i++)
+        if (jk->tasks[i].kind == IR_task_listgen) list_task_done(sp, &jk->tasks[i], NULL, false);
   }
   if (!rt_failed) return true;
   int32_t expected = RT_ERR_OK;   /* the sparse runtime's failure: jit_sparse_take_error says why */
