@@ -29,9 +29,14 @@ endforeach()
 # variant: plain (lang/, examples/), and the ptx/ and cuda/ variants below, each
 # named with its prefix and run with its extra environment (a list). A script
 # may exit 77 (skipped), as lt.init does when the variant's arch is missing.
+# The executable is `lattice` unless a third argument names another target.
 file(GLOB LANG_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/lang/*.lua)
 file(GLOB EXAMPLE_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/examples/*.lua)
 function(lt_add_script_tests prefix env)
+  set(exe lattice)
+  if(ARGC GREATER 2)
+    set(exe ${ARGV2})
+  endif()
   set(outdir ${CMAKE_BINARY_DIR}/example_out)
   if(prefix)
     string(REGEX REPLACE "/$" "" variant ${prefix})
@@ -40,13 +45,13 @@ function(lt_add_script_tests prefix env)
   set(lang_env ${env} LT_SOURCE_DIR=${CMAKE_SOURCE_DIR} LT_BUILD_DIR=${CMAKE_BINARY_DIR} FILECHECK=${FILECHECK})
   foreach(src ${LANG_TESTS})
     get_filename_component(name ${src} NAME_WE)
-    add_test(NAME ${prefix}lang/${name} COMMAND lattice ${src})
+    add_test(NAME ${prefix}lang/${name} COMMAND ${exe} ${src})
     set_tests_properties(${prefix}lang/${name} PROPERTIES SKIP_RETURN_CODE 77
       WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/lang ENVIRONMENT "${lang_env}")
   endforeach()
   foreach(src ${EXAMPLE_TESTS})
     get_filename_component(name ${src} NAME_WE)
-    add_test(NAME ${prefix}examples/${name} COMMAND lattice ${src} --test --out ${outdir})
+    add_test(NAME ${prefix}examples/${name} COMMAND ${exe} ${src} --test --out ${outdir})
     set_tests_properties(${prefix}examples/${name} PROPERTIES SKIP_RETURN_CODE 77)
     if(env)
       set_tests_properties(${prefix}examples/${name} PROPERTIES ENVIRONMENT "${env}")
@@ -94,12 +99,19 @@ if(NOT LT_SANITIZE)
   lt_add_script_tests(cuda/ "LT_ARCH=cuda")
 endif()
 
+# lattice-mockgpu: `lattice` with tests/cuda/cuda_emulate.c linked in, which
+# builds every kernel for the host too and hands it to the mock driver, so
+# that the mock runs kernels (thread by thread). Not part of Lattice.
+add_executable(lattice-mockgpu ${REPL_SRC} ${CMAKE_SOURCE_DIR}/tests/cuda/cuda_emulate.c)
+target_link_libraries(lattice-mockgpu PRIVATE lattice_static PkgConfig::EDIT)
+
 # mockgpu/: the same scripts on the CUDA backend talking to the mock driver,
-# which runs host builds of the kernels' PTX entries one GPU thread after
-# another (src/jit/cuda/cuda_emulate.c): the whole backend but PTX code
-# generation, on any machine.
+# which runs the host builds of the kernels' PTX entries one GPU thread after
+# another (lattice-mockgpu): the whole backend but PTX code generation, on
+# any machine.
 if(NOT LT_SANITIZE AND LIBDEVICE)   # the examples' math needs libdevice on CUDA
-  lt_add_script_tests(mockgpu/ "LT_ARCH=cuda;LT_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>;LT_MOCK_CUDA_GUARD=1;${LIBDEVICE_ENV}")
+  lt_add_script_tests(mockgpu/ "LT_ARCH=cuda;LT_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>;LT_MOCK_CUDA_GUARD=1;${LIBDEVICE_ENV}"
+    lattice-mockgpu)
 endif()
 
 # mock/: the CUDA backend's host side against the mock driver (tests/cuda/*.lua).
@@ -146,6 +158,13 @@ foreach(src ${CLI_TESTS})
   set_tests_properties(cli/${name} PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT
     "LT_BUILD_DIR=${CMAKE_BINARY_DIR};LT_CC=${CMAKE_C_COMPILER};LT_CXX=${LT_HOST_CXX};LT_HOST_CFLAGS=${LT_HOST_CFLAGS}")
 endforeach()
+
+# ---- the launch schedule and the sparse runtime's host side compile without
+# LLVM's headers (the runtime library of the AOT modules has no LLVM): built
+# here with src/ alone on the include path, so an LLVM include fails the build.
+add_library(lt_no_llvm_check OBJECT ${CMAKE_SOURCE_DIR}/src/jit/launch.c ${CMAKE_SOURCE_DIR}/src/jit/jit_task.c
+  ${CMAKE_SOURCE_DIR}/src/jit/jit_sparse.c)
+target_include_directories(lt_no_llvm_check PRIVATE ${CMAKE_SOURCE_DIR}/src)
 
 # ---- the sparse runtime (src/runtime/*.c, device code) compiled natively by the
 # host compiler, so its unit tests (tests/unit/test_rt_*.c) run without the JIT.

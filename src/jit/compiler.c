@@ -11,10 +11,9 @@
 #include "../ir/passes/passes.h"
 #include "jit.h"
 
-static jit_backend *backend_create(const char *arch, int threads, bool debug, const char *cuda_driver, char *err,
-                                   size_t errlen) {
-  if (strcmp(arch, "cpu") == 0) return jit_cpu_create(threads, debug, err, errlen);
-  if (strcmp(arch, "cuda") == 0) return jit_cuda_create(cuda_driver, debug, err, errlen);
+static jit_backend *backend_create(const char *arch, int threads, const jit_options *o, char *err, size_t errlen) {
+  if (strcmp(arch, "cpu") == 0) return jit_cpu_create(threads, o, err, errlen);
+  if (strcmp(arch, "cuda") == 0) return jit_cuda_create(o, err, errlen);
   snprintf(err, errlen, "unknown arch '%s'", arch);
   return NULL;
 }

@@ -1,8 +1,10 @@
 /*
-** jit.h -- what every backend offers: compile an offloaded kernel, launch it.
+** jit.h -- what every backend offers: compile an offloaded kernel, run its
+** tasks, move memory; and jit_launch, the one schedule of a kernel call.
 **
 ** A backend folder (src/jit/cpu, src/jit/cuda) implements one jit_backend.
-** The shared LLVM code generator lives in src/jit/llvm (llvm_codegen.h).
+** The shared LLVM code generator lives in src/jit/llvm (llvm_codegen.h);
+** launch.c, jit_task.c and jit_sparse.c need no LLVM header.
 */
 #ifndef LATTICE_JIT_H
 #define LATTICE_JIT_H
@@ -23,7 +25,8 @@
 **                            cell of each
 **   task_deactivate_all D    elements [begin, end) of D's list
 **   task_gc D                fn(ctx, worker, stage, nworkers): stages 0 and 2
-**                            by every worker 0..nworkers-1, stage 1 once */
+**                            by every worker 0..nworkers-1, stage 1 once
+** (How a backend runs each kind: jit_backend.run_task.) */
 typedef void (*jit_task_fn)(rt_context *ctx, int thread_id, int64_t begin, int64_t end);
 
 typedef struct {
@@ -39,20 +42,15 @@ typedef struct {
 
 typedef struct jit_sparse jit_sparse;  /* jit_sparse.h */
 
+/* Whether op is one of the list/struct-for/gc tasks: a task of emit family
+** sparse in ops.def (the kinds with an SNode in jit_task). */
+static inline bool jit_task_is_sparse(ir_op op) {
+  return (ir_op_flags(op) & IR_TASK) && ir_op_emit(op) == IR_EMIT_sparse;
+}
+
 /* Fills t's kind, range and (sparse tasks) SNode fields from task s of k;
 ** fn is the backend's to set (jit_task.c). */
 void jit_task_describe(jit_task *t, ir_kernel *k, ir_stmt *s);
-
-/* List reuse, for launchers (jit_task.c): whether list task t
-** (task_clear_list, task_listgen) must run in a launch over instance `root`.
-** A clear_list whose level's list is still valid (jit_sparse_list_stale) is
-** skipped, and so is the listgen after it: *reused carries the level from
-** one to the other (-1 at the start of a launch). Before a listgen from the
-** root, the root's list is made to hold `root`. sp NULL: every task runs.
-** jit_list_task_done records a listgen that ran; ok false (the runtime
-** failed in it) forgets the list instead. */
-bool jit_list_task_runs(jit_sparse *sp, const jit_task *t, char *root, int32_t *reused);
-void jit_list_task_done(jit_sparse *sp, const jit_task *t, char *root, bool ok);
 
 typedef struct jit_kernel jit_kernel;
 struct jit_kernel {
@@ -98,10 +96,6 @@ struct jit_backend {
   char error[512];              /* why the last call above or launch failed */
   uint64_t default_pool;        /* pool bytes when lt.init sets no device_memory */
   uint64_t memory_bytes;        /* the device's memory (device_memory_fraction) */
-  /* The program's pool and sparse runtime (set by the front end after
-  ** creation): launch uses it for list tasks, list reuse and GC, and sets
-  ** rt_context.runtime from it. */
-  jit_sparse *sparse;
   /* Compiles an offloaded kernel; NULL and a message in err on failure. */
   jit_kernel *(*compile)(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
   /* The same in two calls: compile_start begins compiling on another thread
@@ -111,36 +105,94 @@ struct jit_backend {
   ** compilation must be waited for. NULL in backends that cannot. */
   jit_pending *(*compile_start)(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
   jit_kernel *(*compile_wait)(jit_backend *be, jit_pending *p, char *err, size_t errlen);
-  /* Runs the tasks in order; returns false when a task raised an error
-  ** (ctx->error holds which; RT_ERR_RUNTIME: the sparse runtime recorded a
-  ** failure, jit_sparse_take_error has the message). Sets ctx->runtime from
-  ** `sparse` when it is NULL. */
-  bool (*launch)(jit_backend *be, jit_kernel *jk, rt_context *ctx);
+
+  /* ---- running a kernel: jit_launch (launch.c) calls launch_begin, then
+  ** run_task for every task it does not skip, in order (three times for a
+  ** task_gc: stage 0, 1, 2), then launch_end. Each returns false only when
+  ** the device itself failed (be->error says why); errors of the kernel's
+  ** code go to *ctx->error. */
+  /* true: a task has finished when run_task returns, and its errors are in
+  ** the caller's ctx (the CPU), so the schedule checks after every task.
+  ** false: run_task queues the task (CUDA: the device's copy of ctx, whose
+  ** entries return at once after an error) and launch_end brings the
+  ** results back. */
+  bool synchronous;
+  /* Before the first task (NULL: nothing to do): e.g. the device's copy of
+  ** ctx and what it points to. */
+  bool (*launch_begin)(jit_backend *be, jit_kernel *jk, rt_context *ctx);
+  /* Task i of jk, by kind (the tasks' signatures at jit_task_fn):
+  **   task_serial, task_clear_list   once
+  **   task_range_for                 [begin, end) on the backend's workers or
+  **                                  grid; bounds in global temporaries
+  **                                  (range.begin_gtmp/end_gtmp) as they are now
+  **   task_listgen                   the elements of the parent's list (the
+  **                                  schedule has set the root's list)
+  **   task_struct_for,               the elements of the task level's list
+  **   task_deactivate_all
+  **   task_gc                        `stage` 0 and 2 by all workers, 1 by
+  **                                  one; a backend may skip a GC with
+  **                                  nothing recycled (all three stages)
+  ** stage is 0 for every other kind. */
+  bool (*run_task)(jit_backend *be, jit_kernel *jk, int i, rt_context *ctx, int stage);
+  /* After a launch_begin that succeeded: after the last task, or after a
+  ** failed run_task (ok false: nothing to wait for; return false). Waits
+  ** for the tasks and brings back what the caller's ctx points to (ret,
+  ** error, error_info, print records). NULL: nothing to do. */
+  bool (*launch_end)(jit_backend *be, jit_kernel *jk, rt_context *ctx, bool ok);
+
   void (*release)(jit_backend *be, jit_kernel *jk);
   void (*destroy)(jit_backend *be);
   void *impl;
 };
 
+/* Runs jk's tasks in order with ctx on be (launch.c): list reuse and the
+** root's list through sp (the program's pool and sparse runtime; NULL:
+** every list task runs), ctx->runtime taken from sp when NULL. Returns
+** false when the launch failed, with *ctx->error saying how:
+**   a task's error code (rt_error_code) raised by the kernel's code;
+**   RT_ERR_RUNTIME: the sparse runtime recorded a failure (pool exhausted;
+**     jit_sparse_take_error has the message), or a kernel that needs the
+**     sparse runtime was launched without one;
+**   RT_ERR_DEVICE: the device failed (be->error says why). */
+bool jit_launch(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx);
+
+/* ---- creating a backend ------------------------------------------------------
+** What the program layer tells a backend and the code generator, read from
+** the environment in one place (src/program/env.c) and handed down: the jit
+** reads no environment variable itself. Strings are used during the call
+** they are given to only; NULL or "" means unset. */
+typedef struct {
+  bool debug;                   /* lt.init{debug = true}: checked indices, ... */
+  bool dump_llvm;               /* each kernel's optimised LLVM IR on stderr (CPU) */
+  bool dump_ptx;                /* each kernel's PTX on stderr (CUDA) */
+  const char *cuda_driver;      /* the driver library (unset: "libcuda.so.1") */
+  const char *libdevice;        /* CUDA's libdevice.10.bc: this file only */
+  const char *cuda_home;        /* else searched under these toolkits, */
+  const char *cuda_path;        /* then the usual places (jit_find_libdevice) */
+  const char *tmpdir;           /* for the files of tools (ptxas); unset: /tmp */
+} jit_options;
+
 /* The compiler as the program layer (src/program) reaches it: the IR passes
-** (ir_compile), a backend for arch "cpu" or "cuda", and the test suite's PTX
-** check (jit_ptxas_check). liblattice defines jit_default_compiler in
+** (ir_compile), a backend for arch "cpu" or "cuda" (jit_cpu_create,
+** jit_cuda_create with the options o), and the test suite's PTX check
+** (jit_ptxas_check). liblattice defines jit_default_compiler in
 ** compiler.c; a library without the compiler defines one that returns NULL,
 ** and the program layer then says that it cannot compile. */
 typedef struct {
   bool (*passes)(ir_kernel *k, bool verify, void (*dump)(const char *after_pass, ir_kernel *k, void *ud), void *ud);
-  jit_backend *(*backend)(const char *arch, int threads, bool debug, const char *cuda_driver, char *err,
-                          size_t errlen);
-  bool (*check_ptx)(ir_kernel *k, const char *ptxas, char *err, size_t errlen);
+  jit_backend *(*backend)(const char *arch, int threads, const jit_options *o, char *err, size_t errlen);
+  bool (*check_ptx)(ir_kernel *k, const char *ptxas, const jit_options *o, char *err, size_t errlen);
 } jit_compiler;
 const jit_compiler *jit_default_compiler(void);
 
-/* threads <= 0: one per core. */
-jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen);
+/* threads <= 0: one per core. o: debug and dump_llvm (NULL: all unset). */
+jit_backend *jit_cpu_create(int threads, const jit_options *o, char *err, size_t errlen);
 
-/* The CUDA backend on device 0, the driver loaded from driver_path (NULL:
-** "libcuda.so.1"); NULL with the reason in err (no driver, no GPU, a GPU
-** older than sm_70, no NVPTX target in this LLVM). src/jit/cuda. */
-jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, size_t errlen);
+/* The CUDA backend on device 0, the driver loaded from o->cuda_driver;
+** debug, dump_ptx and libdevice's place from o too (NULL: all unset); NULL
+** with the reason in err (no driver, no GPU, a GPU older than sm_70, no
+** NVPTX target in this LLVM). src/jit/cuda. */
+jit_backend *jit_cuda_create(const jit_options *o, char *err, size_t errlen);
 /* The device's copy speed for benchmarks: the median over reps of a
 ** device-to-device copy of `bytes`, timed with events, in ms; false with
 ** be->error on failure (be must be the CUDA backend). */
@@ -151,12 +203,15 @@ bool jit_cuda_copy_ms(jit_backend *be, uint64_t bytes, int reps, double *ms);
 char *jit_emit_ptx(ir_kernel *k, const char *sm, char *err, size_t errlen);
 
 /* The path of CUDA's libdevice (malloc'd), or NULL when not found:
-** $LT_LIBDEVICE, else nvvm/libdevice/libdevice.10.bc under $CUDA_HOME,
-** $CUDA_PATH, /usr/local/cuda, /usr/lib/nvidia-cuda-toolkit, /opt/cuda. */
-char *jit_find_libdevice(void);
+** o->libdevice when set (and readable), else nvvm/libdevice/libdevice.10.bc
+** under o->cuda_home, o->cuda_path, /usr/local/cuda,
+** /usr/lib/nvidia-cuda-toolkit, /opt/cuda. o NULL: the usual places only. */
+char *jit_find_libdevice(const jit_options *o);
 
-/* Emits k's PTX (sm_70), with libdevice linked when it is found, and assembles it with the ptxas at `ptxas`; false
-** with ptxas's complaint in err when it does not assemble (ptx_check.c). */
-bool jit_ptxas_check(ir_kernel *k, const char *ptxas, char *err, size_t errlen);
+/* Emits k's PTX (sm_70), with libdevice (found as jit_find_libdevice(o)
+** does) linked when it is found, and assembles it with the ptxas at
+** `ptxas`, its file in o->tmpdir; false with ptxas's complaint in err when
+** it does not assemble (ptx_check.c). */
+bool jit_ptxas_check(ir_kernel *k, const char *ptxas, const jit_options *o, char *err, size_t errlen);
 
 #endif

@@ -4,9 +4,8 @@
 ** to compile for NVIDIA GPUs on machines that have the toolkit but no GPU.
 ** The test suite runs the language tests and examples a second time with
 ** LT_CHECK_PTX=<ptxas> (tests/tests.cmake); src/lang/kernel.c calls this for
-** every kernel it compiles then.
+** every kernel it compiles then (the setting: src/program/env.c).
 */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,23 +42,20 @@ static int run_capture(const char *cmd, char *out, size_t len) {
   return pclose(f);
 }
 
-static char *libdevice;
-static void look_for_libdevice(void) { libdevice = jit_find_libdevice(); }
-
-bool jit_ptxas_check(ir_kernel *k, const char *ptxas, char *err, size_t errlen) {
+bool jit_ptxas_check(ir_kernel *k, const char *ptxas, const jit_options *o, char *err, size_t errlen) {
   if (strchr(ptxas, '\'')) {
     snprintf(err, errlen, "the ptxas path '%s' contains a quote", ptxas);
     return false;
   }
-  /* with libdevice, as the CUDA backend compiles (once per process) */
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, look_for_libdevice);
+  /* with libdevice, as the CUDA backend compiles */
+  char *libdevice = jit_find_libdevice(o);
   cg_module info;
   char *ptx = cg_ptx_kernel(k, "sm_70", libdevice != NULL, libdevice, &info, err, errlen);
+  free(libdevice);
   if (!ptx) return false;
   cg_module_free(&info);
   char path[512];
-  const char *dir = getenv("TMPDIR");
+  const char *dir = o ? o->tmpdir : NULL;
   snprintf(path, sizeof path, "%s/lattice_ptx_XXXXXX", dir && *dir && !strchr(dir, '\'') ? dir : "/tmp");
   int fd = mkstemp(path);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;

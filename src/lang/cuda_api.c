@@ -11,6 +11,7 @@
 
 #include "jit/cuda/cuda_driver.h"
 #include "lang.h"
+#include "program/env.h"
 
 static cuda_driver driver;
 static cuda_device_info device;
@@ -19,8 +20,9 @@ static bool probe_ok;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 
 static void probe(void) {
-  const char *path = getenv("LT_CUDA_DRIVER");   /* tests point this at other libraries */
-  probe_ok = cuda_driver_load(&driver, path && *path ? path : NULL, probe_err, sizeof probe_err) &&
+  lt_env env;
+  lt_env_read(&env);   /* LT_CUDA_DRIVER: tests point it at other libraries */
+  probe_ok = cuda_driver_load(&driver, env.cuda_driver, probe_err, sizeof probe_err) &&
              cuda_probe(&driver, &device, probe_err, sizeof probe_err);
 }
 

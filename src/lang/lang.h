@@ -41,6 +41,7 @@ void lang_open_tree(lua_State *L);      /* tree_api.c */
 void lang_open_ndarray(lua_State *L);   /* ndarray_api.c */
 void lang_open_cuda(lua_State *L);      /* cuda_api.c */
 void lang_open_embed(lua_State *L);     /* embed.c: lt.export, core.host_config */
+void lang_open_env(lua_State *L);       /* env_api.c */
 
 /* embed.c: the program lt.init takes in a state made by the C API
 ** (lattice_lua.h): *hosted false when the state belongs to no runtime. */

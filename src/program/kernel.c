@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "program_impl.h"
 
 /* ---- the IR after every pass ------------------------------------------------------ */
@@ -93,11 +94,16 @@ static void release_trees(prog_kernel *c) {
 
 /* ---- compiling -------------------------------------------------------------------- */
 
-/* The test suite's PTX check (prog_config.check_ptxas, src/jit/ptx_check.c). */
+/* The test suite's PTX check (prog_config.check_ptxas, src/jit/ptx_check.c),
+** with libdevice and the temporary folder as the environment says. */
 static bool check_ptx(prog_kernel *c, char *err, size_t errlen) {
   const char *ptxas = c->prog->check_ptxas;
   if (!ptxas) return true;
-  return c->prog->compiler->check_ptx(c->k, ptxas, err, errlen);
+  lt_env env;
+  jit_options jo;
+  lt_env_read(&env);
+  lt_env_jit_options(&env, false, &jo);
+  return c->prog->compiler->check_ptx(c->k, ptxas, &jo, err, errlen);
 }
 
 bool prog_kernel_ready(prog_kernel *c, char *err, size_t errlen) {
@@ -305,7 +311,7 @@ bool prog_launch(prog_kernel *c, char **roots, const uint64_t *args, int nargs, 
     .error_info = info, .runtime = jit_sparse_runtime(p->sparse),
     .builtins = prog_builtins_begin(p)};
   jit_backend *be = p->be;
-  bool ok = be->launch(be, c->jk, &ctx);
+  bool ok = jit_launch(be, p->sparse, c->jk, &ctx);
   char device_why[sizeof be->error] = "";
   if (!ok && error == RT_ERR_DEVICE) memcpy(device_why, be->error, sizeof device_why);   /* before later calls overwrite it */
   free(gtmp);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../runtime/host/mempool.h"
+#include "env.h"
 #include "program.h"
 
 char *prog_tree_memory(prog_program *p, const ir_snode *s) {
@@ -104,11 +105,13 @@ static void host_memory_limit(prog_program *p, int64_t limit, uint64_t pool, boo
 }
 
 void prog_config_from_env(prog_config *cfg) {
-  const char *driver = getenv("LT_CUDA_DRIVER");   /* tests point it at the mock driver */
-  cfg->cuda_driver = driver && *driver ? driver : NULL;
-  cfg->check_ptxas = getenv("LT_CHECK_PTX");       /* tests: ptxas checks every kernel's PTX */
-  const char *limit = getenv("LT_MEMORY_LIMIT");
-  if (limit && *limit) {
+  lt_env env;
+  lt_env_read(&env);
+  cfg->cuda_driver = env.cuda_driver;   /* tests point it at the mock driver */
+  cfg->check_ptxas = env.check_ptx;     /* tests: ptxas checks every kernel's PTX */
+  lt_env_jit_options(&env, cfg->debug, &cfg->jit);
+  const char *limit = env.memory_limit;
+  if (limit) {
     char *end;
     long long n = strtoll(limit, &end, 10);
     if (*end == 0 && n > 0) cfg->memory_limit = n;
@@ -133,9 +136,10 @@ prog_program *prog_create(const prog_config *cfg, char *err, size_t errlen) {
   p->check_ptxas = ptxas;
   p->compiler = jit_default_compiler();
   char why[768] = "this library was built without the compiler";
-  p->be = p->compiler ? p->compiler->backend(cuda ? "cuda" : "cpu", cfg->threads, cfg->debug, cfg->cuda_driver,
-                                             why, sizeof why)
-                      : NULL;
+  jit_options jo = cfg->jit;
+  jo.debug = cfg->debug;
+  jo.cuda_driver = cfg->cuda_driver;
+  p->be = p->compiler ? p->compiler->backend(cuda ? "cuda" : "cpu", cfg->threads, &jo, why, sizeof why) : NULL;
   if (!p->be) {
     snprintf(err, errlen, "cannot start the %s backend: %s", cuda ? "CUDA" : "CPU", why);
     free(ptxas);
@@ -157,7 +161,6 @@ prog_program *prog_create(const prog_config *cfg, char *err, size_t errlen) {
     free(p);
     return NULL;
   }
-  p->be->sparse = p->sparse;
   if (p->be->host_memory)
     host_memory_limit(p, cfg->memory_limit, bytes, cfg->pool_bytes > 0 || cfg->pool_fraction > 0, src);
   p->ir = ir_program_new();

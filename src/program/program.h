@@ -12,8 +12,9 @@
 ** The compiler is reached only through interfaces: the jit_compiler of
 ** jit_default_compiler (the passes, backend creation, the PTX check; the one
 ** link-time dependency, which a runtime library without the compiler
-** supplies as NULL) and the backend's compile/launch function pointers
-** (src/jit/jit.h).
+** supplies as NULL) and the backend's compile function pointers
+** (src/jit/jit.h); kernels run through jit_launch (src/jit/launch.c, no
+** compiler in it).
 */
 #ifndef LATTICE_PROGRAM_H
 #define LATTICE_PROGRAM_H
@@ -40,6 +41,9 @@ typedef struct {
   int64_t memory_limit;            /* host memory to assume (LT_MEMORY_LIMIT); 0: RAM + swap */
   const char *cuda_driver;         /* NULL: libcuda.so.1 (tests name the mock) */
   const char *check_ptxas;         /* ptxas that checks every kernel's PTX (tests), or NULL */
+  jit_options jit;                 /* the environment's other settings for the backend (dump
+                                      switches, libdevice); its debug and cuda_driver are
+                                      taken from above */
 } prog_config;
 
 struct prog_program {
@@ -67,7 +71,8 @@ struct prog_program {
 /* ---- program.c ------------------------------------------------------------------ */
 
 /* Fills what the environment sets in cfg (LT_CUDA_DRIVER, LT_CHECK_PTX,
-** LT_MEMORY_LIMIT; the strings stay the environment's). */
+** LT_MEMORY_LIMIT, and jit from the rest: lt_env_read, env.c; the strings
+** stay the environment's). */
 void prog_config_from_env(prog_config *cfg);
 /* A new program with one reference; NULL with the message in err ("cannot
 ** start the CPU backend: ...", the pool's size and where it came from). */

@@ -149,8 +149,8 @@ function lt.init(opts)
   if host then check_host(opts, host) end
   -- LT_ARCH picks the arch of scripts that name none: the test suite runs the same files
   -- once per arch with it, and a script it sends to a missing GPU is skipped (exit 77)
-  local env_arch = not opts.arch and not host and os.getenv("LT_ARCH") or nil
-  if env_arch == "" then env_arch = nil end
+  local env = core.env()   -- the environment, read in one place (src/program/env.c)
+  local env_arch = not opts.arch and not host and env.arch or nil
   local arch = opts.arch or env_arch or "cpu"
   if arch ~= "cpu" and arch ~= "cuda" and arch ~= "auto" then
     state.raise("lt.init: unknown arch '" .. arch .. "' in LT_ARCH (use \"cpu\", \"cuda\" or \"auto\")")
@@ -169,8 +169,8 @@ function lt.init(opts)
   end
   -- LT_MEMORY_LIMIT=bytes: the host memory the CPU pool may take, instead of the RAM + swap
   -- found (tests use it to check the memory errors without filling the machine)
-  local limit = os.getenv("LT_MEMORY_LIMIT")
-  if limit and limit ~= "" then
+  local limit = env.memory_limit
+  if limit then
     local n = math.tointeger(tonumber(limit))
     if not n or n <= 0 then
       state.raise("lt.init: LT_MEMORY_LIMIT must be a whole number of bytes > 0, got '" .. limit .. "'")

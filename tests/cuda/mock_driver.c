@@ -779,8 +779,8 @@ size_t lt_mock_cuda_allocated(void) {
 const char *lt_mock_cuda_last_kernel(void) { return last_kernel; }
 
 /* Gives kernel `name` of module m a host build to run at its launches
-** (src/jit/cuda/cuda_emulate.c): the backend looks for this entry point to
-** know it talks to the mock. 0 on success. */
+** (cuda_emulate.c beside this file, in lattice-mockgpu): it looks for this
+** entry point to know the backend talks to the mock. 0 on success. */
 int lt_mock_cuda_native(CUmodule m, const char *name, native_entry fn, int32_t *sregs) {
   pthread_mutex_lock(&lock);
   CUfunction f = NULL;

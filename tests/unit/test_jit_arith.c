@@ -124,7 +124,7 @@ static void run_case(jit_backend *be, int kind, ir_op op, ir_type t, ir_type to)
         put(h_elem(&h, A, x * n + y), vs.v[x]);
         put(h_elem(&h, Bf, x * n + y), vs.v[y]);
       }
-    CHECK(be->launch(be, jk, &h.ctx));
+    CHECK(jit_launch(be, NULL, jk, &h.ctx));
     int bad = 0;
     for (int e = 0; e < nn; e++) {
       if (!defined[e]) continue;
@@ -164,7 +164,7 @@ static void plain_c_checks(void) {
 
 int main(void) {
   char err[1024];
-  jit_backend *be = jit_cpu_create(2, true, err, sizeof err);
+  jit_backend *be = jit_cpu_create(2, &(jit_options){.debug = true}, err, sizeof err);
   CHECKF(be != NULL, "%s", err);
   if (!be) return check_finish("test_jit_arith");
   plain_c_checks();

@@ -85,7 +85,7 @@ static void test_random(void) {
   rt_builtins rb = {.seed = 77, .launch = 5};
   for (int run = 0; run < 2; run++) {
     char err[512];
-    jit_backend *be = jit_cpu_create(run == 0 ? 1 : 4, false, err, sizeof err);
+    jit_backend *be = jit_cpu_create(run == 0 ? 1 : 4, NULL, err, sizeof err);
     CHECKF(be != NULL, "%s", err);
     if (!be) break;
     jit_kernel *jk = be->compile(be, k, err, sizeof err);
@@ -95,7 +95,7 @@ static void test_random(void) {
       h_ctx_init(&h, p);
       h.ctx.builtins = &rb;
       h.args[0] = (uint64_t)(uintptr_t)out[run];
-      CHECK(be->launch(be, jk, &h.ctx));
+      CHECK(jit_launch(be, NULL, jk, &h.ctx));
       h_ctx_free(&h, p);
       be->release(be, jk);
     }
@@ -142,7 +142,7 @@ static void test_print_errors(void) {
   ir_kernel *k = compile_text(text, p);
   if (!k) { ir_program_free(p); return; }
   char err[512];
-  jit_backend *be = jit_cpu_create(2, true, err, sizeof err);
+  jit_backend *be = jit_cpu_create(2, &(jit_options){.debug = true}, err, sizeof err);
   CHECKF(be != NULL, "%s", err);
   jit_kernel *jk = be ? be->compile(be, k, err, sizeof err) : NULL;
   CHECKF(jk != NULL, "%s", err);
@@ -160,7 +160,7 @@ static void test_print_errors(void) {
       h.args[0] = (uint64_t)(uintptr_t)arr;
       h.args[1] = 8;
       h.args[2] = (uint64_t)ns[r];
-      be->launch(be, jk, &h.ctx);
+      jit_launch(be, NULL, jk, &h.ctx);
       CHECKF(h.error == want_err[r], "run %d: error %d, want %d", r, h.error, want_err[r]);
       /* the first record: header + 3 slots = 64 bytes; "after" (16) does not fit when reached */
       const rt_print_header *hd = (const rt_print_header *)buf;

@@ -72,7 +72,7 @@ static void test_serial_control(void) {
   if (jk) {
     h_ctx h;
     h_ctx_init(&h, p);
-    CHECK(be->launch(be, jk, &h.ctx));
+    CHECK(jit_launch(be, NULL, jk, &h.ctx));
     int sum_odd = 0, t_ref = 0;
     for (int q = 1; q <= 9; q += 2) sum_odd += q;
     for (int q = 0; q < 10; q++) t_ref += q < 5 ? q : q * 100;
@@ -117,7 +117,7 @@ static void test_range_big(void) {
     uint32_t bits;
     memcpy(&bits, &a, 4);
     h.args[0] = bits;
-    CHECK(be->launch(be, jk, &h.ctx));
+    CHECK(jit_launch(be, NULL, jk, &h.ctx));
     int64_t bad = 0;
     for (int64_t q = 0; q < n; q++) {
       float ref = (float)q * 0.5f + a;
@@ -162,7 +162,7 @@ static void test_layout_2d(void) {
   if (jk) {
     h_ctx h;
     h_ctx_init(&h, p);
-    CHECK(be->launch(be, jk, &h.ctx));
+    CHECK(jit_launch(be, NULL, jk, &h.ctx));
     int bad = 0;
     for (int64_t q = 0; q < ni; q++)
       for (int64_t r = 0; r < nj; r++) {
@@ -219,7 +219,7 @@ static void test_loop_per_element(void) {
   if (jk) {
     h_ctx h;
     h_ctx_init(&h, p);
-    CHECK(be->launch(be, jk, &h.ctx));
+    CHECK(jit_launch(be, NULL, jk, &h.ctx));
     int64_t bad = 0;
     for (int64_t q = 0; q < n; q++) {
       int64_t x = q + 1;
@@ -266,7 +266,7 @@ static void test_atomics(void) {
   if (jk) {
     h_ctx h;
     h_ctx_init(&h, p);
-    CHECK(be->launch(be, jk, &h.ctx));
+    CHECK(jit_launch(be, NULL, jk, &h.ctx));
     CHECKF(*(int32_t *)h_elem(&h, cnt, 0) == n, "count %d", *(int32_t *)h_elem(&h, cnt, 0));
     CHECK(*(int32_t *)h_elem(&h, cnt, 1) == -2 * n);
     CHECK(*(int32_t *)h_elem(&h, cnt, 2) == -n / 2);
@@ -315,7 +315,7 @@ static void test_gtmp_bounds(void) {
     h_ctx h;
     h_ctx_init(&h, p);
     h.args[0] = 777;
-    CHECK(be->launch(be, jk, &h.ctx));
+    CHECK(jit_launch(be, NULL, jk, &h.ctx));
     int bad = 0;
     for (int q = 0; q < 1000; q++)
       if (*(int32_t *)h_elem(&h, x, q) != (q >= 5 && q < 777 ? q + 1 : 0)) bad++;
@@ -360,14 +360,14 @@ static void test_return(void) {
       h.ctx.error_info = h.error_info;
       if (t == IR_i64) {
         h.args[0] = (uint64_t)(int64_t)-5000000000;
-        CHECK(be->launch(be, jk, &h.ctx) && (int64_t)h.ret[0] == -15000000000);
+        CHECK(jit_launch(be, NULL, jk, &h.ctx) && (int64_t)h.ret[0] == -15000000000);
       } else if (t == IR_i8) {
         h.args[0] = (uint64_t)(int64_t)-100;   /* -300 wraps to -44 as i8, sign-extended */
-        CHECK(be->launch(be, jk, &h.ctx) && (int64_t)h.ret[0] == (int8_t)(-300 & 0xff));
+        CHECK(jit_launch(be, NULL, jk, &h.ctx) && (int64_t)h.ret[0] == (int8_t)(-300 & 0xff));
       } else if (t == IR_f64) {
         double d = 1.5, r;
         memcpy(&h.args[0], &d, 8);
-        CHECK(be->launch(be, jk, &h.ctx));
+        CHECK(jit_launch(be, NULL, jk, &h.ctx));
         memcpy(&r, &h.ret[0], 8);
         CHECK(r == 4.5);
       } else {
@@ -375,7 +375,7 @@ static void test_return(void) {
         uint32_t u;
         memcpy(&u, &fa, 4);
         h.args[0] = u;
-        CHECK(be->launch(be, jk, &h.ctx));
+        CHECK(jit_launch(be, NULL, jk, &h.ctx));
         u = (uint32_t)h.ret[0];
         memcpy(&r, &u, 4);
         CHECK(r == 3.0f && (h.ret[0] >> 32) == 0);
@@ -407,7 +407,7 @@ static void test_check_index(void) {
   if (jk) {
     h_ctx h;
     h_ctx_init(&h, p);
-    CHECK(!be->launch(be, jk, &h.ctx));
+    CHECK(!jit_launch(be, NULL, jk, &h.ctx));
     CHECK(h.error == RT_ERR_INDEX);
     CHECK(h.error_info[0] == x->id && h.error_info[1] == 0);
     CHECKF(h.error_info[2] >= 100 && h.error_info[2] < 105, "index %lld", (long long)h.error_info[2]);
@@ -448,7 +448,7 @@ static void test_many_kernels(void) {
     memset(&h, 0, sizeof h);
     h.ctx.ret = h.ret;
     h.ctx.error = &h.error;
-    CHECK(be->launch(be, jks[q], &h.ctx));
+    CHECK(jit_launch(be, NULL, jks[q], &h.ctx));
     CHECK((int64_t)h.ret[0] == q * 7 - 3);
     be->release(be, jks[q]);
   }
@@ -478,7 +478,7 @@ static void test_errors(void) {
 }
 
 int main(void) {
-  be = jit_cpu_create(4, true, err, sizeof err);
+  be = jit_cpu_create(4, &(jit_options){.debug = true}, err, sizeof err);
   CHECKF(be != NULL, "%s", err);
   if (!be) return check_finish("test_jit_cpu");
   CHECK(be->threads == 4 && strcmp(be->name, "cpu") == 0);
@@ -494,7 +494,7 @@ int main(void) {
   test_errors();
   be->destroy(be);
   /* threads <= 0: one per core */
-  be = jit_cpu_create(0, false, err, sizeof err);
+  be = jit_cpu_create(0, NULL, err, sizeof err);
   CHECKF(be && be->threads >= 1, "%s", err);
   if (be) {
     test_range_big();

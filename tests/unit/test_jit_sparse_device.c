@@ -77,9 +77,13 @@ static bool g_serve(jit_backend *be, struct rt_runtime *rt, struct rt_request *r
   close_pool();
   return ok;
 }
-static bool g_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
+/* the pool stays open from a launch's beginning to its end */
+static bool g_begin(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
   open_pool();
-  bool ok = orig.launch(be, jk, ctx);
+  return !orig.launch_begin || orig.launch_begin(be, jk, ctx);
+}
+static bool g_end(jit_backend *be, jit_kernel *jk, rt_context *ctx, bool ok) {
+  ok = !orig.launch_end ? ok : orig.launch_end(be, jk, ctx, ok);
   close_pool();
   return ok;
 }
@@ -87,7 +91,7 @@ static bool g_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
 static bool guarded_init(sw *w, uint64_t pool) {
   memset(w, 0, sizeof *w);
   w->p = ir_program_new();
-  w->be = jit_cpu_create(2, false, w->err, sizeof w->err);
+  w->be = jit_cpu_create(2, NULL, w->err, sizeof w->err);
   if (!w->be) return false;
   orig = *w->be;
   w->be->host_memory = false;
@@ -97,11 +101,10 @@ static bool guarded_init(sw *w, uint64_t pool) {
   w->be->mem_write = g_write;
   w->be->mem_zero = g_zero;
   w->be->serve = g_serve;
-  w->be->launch = g_launch;
+  w->be->launch_begin = g_begin;
+  w->be->launch_end = g_end;
   w->sp = jit_sparse_create(w->be, pool, w->err, sizeof w->err);
-  if (!w->sp) return false;
-  w->be->sparse = w->sp;
-  return true;
+  return w->sp != NULL;
 }
 
 /* ---- the test ---- */

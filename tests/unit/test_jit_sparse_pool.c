@@ -12,7 +12,7 @@ static char L1[64], L2[64];
 
 static void test_too_small(void) {
   char err[512] = "";
-  jit_backend *be = jit_cpu_create(1, false, err, sizeof err);
+  jit_backend *be = jit_cpu_create(1, NULL, err, sizeof err);
   if (!be) { CHECKF(0, "%s", err); return; }
   jit_sparse *s = jit_sparse_create(be, 1 << 20, err, sizeof err);
   CHECK(s == NULL);

@@ -33,12 +33,10 @@ typedef struct {
 static inline bool sw_init(sw *w, uint64_t pool, int threads) {
   memset(w, 0, sizeof *w);
   w->p = ir_program_new();
-  w->be = jit_cpu_create(threads, false, w->err, sizeof w->err);
+  w->be = jit_cpu_create(threads, NULL, w->err, sizeof w->err);
   if (!w->be) return false;
   w->sp = jit_sparse_create(w->be, pool, w->err, sizeof w->err);
-  if (!w->sp) return false;
-  w->be->sparse = w->sp;
-  return true;
+  return w->sp != NULL;
 }
 
 static inline void sw_free(sw *w) {
@@ -116,7 +114,7 @@ static inline bool sw_launch(sw *w, jit_kernel *jk, const int64_t *args, int nar
   memset(w->info, 0, sizeof w->info);
   rt_context ctx = {.roots = w->roots, .args = a, .ret = &ret, .gtmp = gtmp, .error = &w->code,
                     .error_info = w->info};
-  return w->be->launch(w->be, jk, &ctx);
+  return jit_launch(w->be, w->sp, jk, &ctx);
 }
 
 /* Compiles, launches once without arguments and releases. */

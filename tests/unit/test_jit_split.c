@@ -155,7 +155,7 @@ static void test_split_counts(void) {
     h_ctx_init(&h, p);
     for (int i = 0; i < 64; i++) *(int32_t *)h_elem(&h, g[0], i) = 1000 + i;
     h.args[0] = 5;
-    CHECK(be->launch(be, jk, &h.ctx));
+    CHECK(jit_launch(be, NULL, jk, &h.ctx));
     int bad = 0;
     for (int q = 1; q < 1000; q++)
       for (int i = 0; i < 64; i++) {
@@ -186,7 +186,7 @@ static void test_split_counts(void) {
     h_ctx_init(&h, p);
     for (int i = 0; i < 64; i++) *(int32_t *)h_elem(&h, g[0], i) = 1000 + i;
     h.args[0] = 3;
-    CHECK(be->launch(be, jk, &h.ctx));
+    CHECK(jit_launch(be, NULL, jk, &h.ctx));
     int bad = 0;
     for (int q = 0; q < 1000; q++)
       for (int i = 0; i < 64; i++) {
@@ -244,7 +244,7 @@ static void test_no_cut_after_return(void) {
     h_ctx h;
     h_ctx_init(&h, p);
     h.args[0] = (uint64_t)early;
-    CHECK(be->launch(be, jk, &h.ctx));
+    CHECK(jit_launch(be, NULL, jk, &h.ctx));
     CHECK(h.ret[0] == (early ? 7u : 9u));
     int bad = 0;
     for (int q = 0; q < 1000; q++)
@@ -275,7 +275,7 @@ static void test_error_inside(void) {
 }
 
 int main(void) {
-  be = jit_cpu_create(2, false, err, sizeof err);
+  be = jit_cpu_create(2, NULL, err, sizeof err);
   CHECKF(be != NULL, "%s", err);
   if (!be) return check_finish("test_jit_split");
   test_split_counts();

@@ -33,7 +33,7 @@ static void check_kernel(ir_kernel *k, const char *const *entries, int n) {
     snprintf(want, sizeof want, ".entry %s(", entries[i]);
     CHECK_CONTAINS(ptx, want);
   }
-  if (ptxas()) CHECKF(jit_ptxas_check(k, ptxas(), err, sizeof err), "%s", err);
+  if (ptxas()) CHECKF(jit_ptxas_check(k, ptxas(), NULL, err, sizeof err), "%s", err);
   free(ptx);
 }
 

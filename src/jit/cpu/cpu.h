@@ -19,7 +19,8 @@ char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 
 /* An ORC JIT for the host, with the process's symbols (libm) visible, and
 ** the host's triple, CPU and features for each compilation's target machine
-** (cpu_backend.c; the CUDA backend's mock-GPU builds use one too). */
+** (cpu_backend.c; the test suite's mock-GPU builds use one too,
+** tests/cuda/cuda_emulate.c). */
 typedef struct {
   LLVMOrcLLJITRef jit;
   char *triple, *cpu, *features;
@@ -31,7 +32,9 @@ typedef struct {
   cpu_host host;
   rt_pool *pool;
   bool debug;
+  bool dump_llvm;                 /* jit_options.dump_llvm */
   unsigned serial;                /* makes symbols unique across kernels */
+  int64_t gc_workers;             /* of the task_gc being run (cpu_run.c) */
 } cpu_impl;
 
 extern const cg_target cpu_target;  /* cpu_backend.c: math functions, runtime bitcode */
@@ -46,9 +49,7 @@ jit_kernel *cpu_compile_wait(jit_backend *be, jit_pending *p, char *err, size_t 
 /* cpu_memory.c: sets be's device-memory functions (host memory) */
 void cpu_memory_init(jit_backend *be);
 
-/* Internal to src/jit/cpu: runs one sparse task (cpu_sparse.c) on the pool.
-** reused carries, from a task_clear_list to its task_listgen, the level
-** whose list is kept (-1: none); sp may be NULL (no list reuse then). */
-void cpu_sparse_task(rt_pool *pool, jit_sparse *sp, const jit_task *t, rt_context *ctx, int32_t *reused);
+/* cpu_run.c: jit_backend.run_task, every kind on the calling thread or the pool */
+bool cpu_run_task(jit_backend *be, jit_kernel *jk, int i, rt_context *ctx, int stage);
 
 #endif

@@ -1,7 +1,8 @@
 /*
 ** cpu_backend.c -- the CPU backend: ORC LLJIT for the host, tasks on the
-** thread pool. One LLJIT per backend; each compiled kernel (cpu_compile.c)
-** has its own resource tracker, so releasing a kernel frees its machine code.
+** thread pool (cpu_run.c). One LLJIT per backend; each compiled kernel
+** (cpu_compile.c) has its own resource tracker, so releasing a kernel frees
+** its machine code.
 */
 #include <pthread.h>
 #include <stdio.h>
@@ -15,7 +16,6 @@
 
 #include "../../runtime/host/threadpool.h"
 #include "../../runtime/runtime.h"
-#include "../jit_sparse.h"
 #include "../llvm/llvm_codegen.h"
 #include "cpu.h"
 
@@ -41,61 +41,7 @@ void cpu_llvm_error(LLVMErrorRef e, const char *what, char *err, size_t errlen) 
   LLVMDisposeErrorMessage(m);
 }
 
-/* ---- launch ---------------------------------------------------------------------- */
-
-typedef struct {
-  jit_task_fn fn;
-  rt_context *ctx;
-} range_job;
-
-static void run_range(void *ud, int thread_id, int64_t begin, int64_t end) {
-  range_job *j = ud;
-  /* after a failure the remaining chunks are skipped */
-  if (__atomic_load_n(j->ctx->error, __ATOMIC_RELAXED) != 0) return;
-  j->fn(j->ctx, thread_id, begin, end);
-}
-
-static int64_t bound(rt_context *ctx, int gtmp, int64_t constant) {
-  if (gtmp < 0) return constant;
-  int32_t v;
-  memcpy(&v, ctx->gtmp + gtmp, sizeof v);
-  return v;
-}
-
-/* Turns a failure the sparse runtime recorded (pool exhausted) into the
-** task error RT_ERR_RUNTIME; the front end asks jit_sparse_take_error why. */
-static bool runtime_failed(rt_context *ctx) {
-  if (!ctx->runtime || __atomic_load_n(&ctx->runtime->error, __ATOMIC_ACQUIRE) == RT_RTERR_OK) return false;
-  int32_t expected = RT_ERR_OK;
-  __atomic_compare_exchange_n(ctx->error, &expected, RT_ERR_RUNTIME, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-  return true;
-}
-
-static bool cpu_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
-  cpu_impl *im = be->impl;
-  if (!ctx->runtime && be->sparse) ctx->runtime = jit_sparse_runtime(be->sparse);
-  if (jk->needs_runtime && !ctx->runtime) {
-    *ctx->error = RT_ERR_RUNTIME;   /* a sparse kernel launched without a runtime */
-    return false;
-  }
-  int32_t reused = -1;
-  for (int i = 0; i < jk->ntasks; i++) {
-    jit_task *t = &jk->tasks[i];
-    if (t->kind == IR_task_serial) {
-      t->fn(ctx, 0, 0, 1);
-    } else if (t->kind != IR_task_range_for) {
-      cpu_sparse_task(im->pool, be->sparse, t, ctx, &reused);
-    } else {
-      int64_t b = bound(ctx, t->range.begin_gtmp, t->range.begin);
-      int64_t e = bound(ctx, t->range.end_gtmp, t->range.end);
-      range_job j = {t->fn, ctx};
-      rt_pool_parallel_for(im->pool, b, e, t->range.block_dim > 0 ? t->range.block_dim : 0, run_range, &j);
-    }
-    if (__atomic_load_n(ctx->error, __ATOMIC_SEQ_CST) != 0) return false;
-    if (runtime_failed(ctx)) return false;
-  }
-  return true;
-}
+/* ---- kernels -------------------------------------------------------------------- */
 
 static void cpu_release(jit_backend *be, jit_kernel *jk) {
   if (!jk) return;
@@ -167,7 +113,7 @@ void cpu_host_close(cpu_host *h) {
   memset(h, 0, sizeof *h);
 }
 
-jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen) {
+jit_backend *jit_cpu_create(int threads, const jit_options *o, char *err, size_t errlen) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, init_llvm);
   if (!runtime_ok) {
@@ -182,7 +128,8 @@ jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen) {
     return NULL;
   }
   be->impl = im;
-  im->debug = debug;
+  im->debug = o && o->debug;
+  im->dump_llvm = o && o->dump_llvm;
   if (!cpu_host_open(&im->host, err, errlen)) { cpu_destroy(be); return NULL; }
   im->pool = rt_pool_create(threads);
   if (!im->pool) {
@@ -196,7 +143,8 @@ jit_backend *jit_cpu_create(int threads, bool debug, char *err, size_t errlen) {
   be->compile = cpu_compile;
   be->compile_start = cpu_compile_start;
   be->compile_wait = cpu_compile_wait;
-  be->launch = cpu_launch;
+  be->synchronous = true;
+  be->run_task = cpu_run_task;
   be->release = cpu_release;
   be->destroy = cpu_destroy;
   return be;

@@ -125,7 +125,7 @@ static void make_object(jit_pending *p) {
   }
   LLVMContextRef ctx = LLVMContextCreate();
   if (build(p->im, p->k, p->serial, ctx, tm, &p->m, p->err, sizeof p->err)) {
-    if (getenv("LT_DUMP_LLVM")) {   /* debugging aid: the optimised module on stderr */
+    if (p->im->dump_llvm) {   /* debugging aid: the optimised module on stderr */
       char *s = LLVMPrintModuleToString(p->m.mod);
       fprintf(stderr, "%s\n", s);
       LLVMDisposeMessage(s);

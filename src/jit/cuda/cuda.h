@@ -7,7 +7,7 @@
 **   cuda_compile.c  kernel -> PTX (shared code generator) -> module, off the
 **                   Lua thread for compile_start
 **   cuda_launch.c   the launch block (rt_context and what it points to) and
-**                   the tasks as grid launches
+**                   the tasks as grid launches (the schedule: src/jit/launch.c)
 */
 #ifndef LATTICE_JIT_CUDA_H
 #define LATTICE_JIT_CUDA_H
@@ -16,17 +16,33 @@
 #include "../llvm/llvm_codegen.h"
 #include "cuda_driver.h"
 
-typedef struct cuda_emu cuda_emu;   /* cuda_emulate.c */
+/* A test harness's hooks (tests/cuda/cuda_emulate.c, which gives the mock
+** driver host builds of the kernels to run): set once per process, before
+** any backend is created (NULL: none, the default). attach is called by
+** every jit_cuda_create with the driver library's dlopen handle and returns
+** the harness's state for that backend, or NULL (then nothing else is
+** called for it; err may say why); kernel_loaded after each kernel's module
+** is loaded (false: the compilation fails with err); detach when the
+** backend is destroyed. */
+typedef struct {
+  void *(*attach)(void *driver_lib, char *err, size_t errlen);
+  bool (*kernel_loaded)(void *state, ir_kernel *k, CUmodule mod, const cg_module *ptx, char *err,
+                        size_t errlen);
+  void (*detach)(void *state);
+} cuda_test_hooks;
+void cuda_set_test_hooks(const cuda_test_hooks *h);
+extern const cuda_test_hooks *cuda_hooks;   /* cuda_backend.c */
 
 typedef struct {
   cuda_driver drv;
-  cuda_emu *emu;                /* the mock driver runs host builds of kernels; NULL otherwise */
+  void *hooked;                 /* cuda_hooks' state for this backend; NULL: none */
   cuda_device_info info;
   CUdevice dev;
   CUcontext ctx;
   bool lost;                    /* a fault destroyed the context: every call fails */
   char lost_why[320];           /* the failure that lost it */
   bool debug;
+  bool dump_ptx;                /* jit_options.dump_ptx */
   char sm[16];                  /* the PTX target, e.g. "sm_90" */
   char *libdevice;              /* path, or NULL when not found */
   int block_size;               /* threads per block unless a task sets block_dim */
@@ -65,14 +81,10 @@ void cuda_release(jit_backend *be, jit_kernel *jk);
 bool cuda_load_module(jit_backend *be, const char *ptx, const char *what, CUmodule *mod, char *err,
                       size_t errlen);
 
-/* cuda_emulate.c: for the test suite's mock driver (tests/cuda/mock_driver.c) */
-cuda_emu *cuda_emulate_new(void *driver_lib, char *err, size_t errlen);   /* NULL: a real driver */
-void cuda_emulate_free(cuda_emu *e);
-bool cuda_emulate_kernel(cuda_emu *e, ir_kernel *k, CUmodule mod, const cg_module *ptx, char *err,
-                         size_t errlen);
-
-/* cuda_launch.c */
-bool cuda_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx);
+/* cuda_launch.c: jit_backend.launch_begin, run_task, launch_end */
+bool cuda_launch_begin(jit_backend *be, jit_kernel *jk, rt_context *ctx);
+bool cuda_run_task(jit_backend *be, jit_kernel *jk, int i, rt_context *ctx, int stage);
+bool cuda_launch_end(jit_backend *be, jit_kernel *jk, rt_context *ctx, bool ok);
 void cuda_launch_free(jit_backend *be);
 
 #endif

@@ -17,7 +17,6 @@
 
 #include "../../runtime/runtime.h"
 #include "../../runtime/service.h"
-#include "../jit_sparse.h"
 #include "../llvm/llvm_codegen.h"
 #include "cuda.h"
 
@@ -127,7 +126,7 @@ static void cuda_destroy(jit_backend *be) {
     if (im->req) im->drv.cuMemFree(im->req);
     if (im->service) im->drv.cuModuleUnload(im->service);
     if (im->ctx) im->drv.cuDevicePrimaryCtxRelease(im->dev);
-    cuda_emulate_free(im->emu);
+    if (im->hooked) cuda_hooks->detach(im->hooked);
     cuda_driver_unload(&im->drv);
   }
   free(im->libdevice);
@@ -167,7 +166,11 @@ static bool load_service(jit_backend *be, char *err, size_t errlen) {
   return true;
 }
 
-jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, size_t errlen) {
+const cuda_test_hooks *cuda_hooks;
+
+void cuda_set_test_hooks(const cuda_test_hooks *h) { cuda_hooks = h; }
+
+jit_backend *jit_cuda_create(const jit_options *o, char *err, size_t errlen) {
   jit_backend *be = calloc(1, sizeof *be);
   cuda_impl *im = calloc(1, sizeof *im);
   if (!be || !im) {
@@ -176,9 +179,11 @@ jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, siz
     return NULL;
   }
   be->impl = im;
-  im->debug = debug;
+  im->debug = o && o->debug;
+  im->dump_ptx = o && o->dump_ptx;
   im->block_size = 256;
-  if (!cuda_driver_load(&im->drv, driver_path, err, errlen) || !cuda_probe(&im->drv, &im->info, err, errlen)) {
+  const char *driver = o && o->cuda_driver && *o->cuda_driver ? o->cuda_driver : NULL;
+  if (!cuda_driver_load(&im->drv, driver, err, errlen) || !cuda_probe(&im->drv, &im->info, err, errlen)) {
     cuda_destroy(be);
     return NULL;
   }
@@ -190,8 +195,8 @@ jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, siz
     return NULL;
   }
   pick_sm(im);
-  im->libdevice = jit_find_libdevice();
-  im->emu = cuda_emulate_new(im->drv.lib, err, errlen);
+  im->libdevice = jit_find_libdevice(o);
+  if (cuda_hooks) im->hooked = cuda_hooks->attach(im->drv.lib, err, errlen);
   if (!load_service(be, err, errlen)) {
     cuda_destroy(be);
     return NULL;
@@ -213,7 +218,10 @@ jit_backend *jit_cuda_create(const char *driver_path, bool debug, char *err, siz
   be->compile = cuda_compile;
   be->compile_start = cuda_compile_start;
   be->compile_wait = cuda_compile_wait;
-  be->launch = cuda_launch;
+  be->synchronous = false;
+  be->launch_begin = cuda_launch_begin;
+  be->run_task = cuda_run_task;
+  be->launch_end = cuda_launch_end;
   be->release = cuda_release;
   be->destroy = cuda_destroy;
   return be;

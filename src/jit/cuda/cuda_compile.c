@@ -57,7 +57,7 @@ struct jit_pending {
 static void make_ptx(jit_pending *p) {
   cuda_impl *im = p->be->impl;
   p->ptx = cg_ptx_kernel(p->k, im->sm, true, im->libdevice, &p->info, p->err, sizeof p->err);
-  if (p->ptx && getenv("LT_DUMP_PTX")) fprintf(stderr, "%s\n", p->ptx);   /* debugging aid */
+  if (p->ptx && im->dump_ptx) fprintf(stderr, "%s\n", p->ptx);   /* debugging aid */
 }
 
 static void *ptx_thread(void *arg) {
@@ -112,7 +112,7 @@ static jit_kernel *load(jit_pending *p, char *err, size_t errlen) {
     goto fail;
   }
   if (!cuda_load_module(be, p->ptx, what, &ck->mod, err, errlen)) goto fail;
-  if (im->emu && !cuda_emulate_kernel(im->emu, k, ck->mod, &p->info, err, errlen)) goto fail;
+  if (im->hooked && !cuda_hooks->kernel_loaded(im->hooked, k, ck->mod, &p->info, err, errlen)) goto fail;
   int i = 0;
   for (ir_stmt *s = k->body->first; s && i < n; s = s->next, i++) {
     jit_task_describe(&tasks[i], k, s);

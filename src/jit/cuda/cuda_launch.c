@@ -1,5 +1,6 @@
 /*
-** cuda_launch.c -- running a compiled kernel on the GPU.
+** cuda_launch.c -- running a compiled kernel's tasks on the GPU (jit.h's
+** launch_begin, run_task, launch_end; the schedule is launch.c's).
 **
 ** The launch block: one device allocation holding the rt_context the tasks
 ** receive and everything it points to (roots, arguments, return value, error
@@ -17,9 +18,9 @@
 **   deactivate_all            the device, so no copy back between tasks
 **   gc                        stage 0 every thread, stage 1 one thread,
 **                             stage 2 one cell per block (its threads zero it)
-** Lists still valid are not rebuilt (jit_list_task_runs, as on the CPU: the
-** change flags it reads are small copies, ordered after the tasks before);
-** the root's list is set by a host request when the instance changes.
+** The schedule skips lists still valid as on the CPU (the change flags it
+** reads are small copies, ordered after the tasks before), and sets the
+** root's list by a host request when the instance changes.
 */
 #include <stddef.h>
 #include <stdio.h>
@@ -28,10 +29,7 @@
 
 #include "../../runtime/builtins.h"
 #include "../../runtime/runtime.h"
-#include "../jit_sparse.h"
 #include "cuda.h"
-
-#define DEV(p) ((CUdeviceptr)(uintptr_t)(p))
 
 /* The fixed part of the launch block; the global temporaries follow it. */
 typedef struct {
@@ -93,18 +91,17 @@ static bool run(jit_backend *be, CUfunction f, unsigned blocks, unsigned threads
   return cuda_check(be, im->drv.cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, NULL, params, NULL), what);
 }
 
-/* Launches task i of jk. */
-static bool task(jit_backend *be, jit_kernel *jk, int i, CUdeviceptr dctx, rt_context *ctx, int32_t *reused) {
+/* jit_backend.run_task: queues task i of jk (GC: stage `stage`). */
+bool cuda_run_task(jit_backend *be, jit_kernel *jk, int i, rt_context *ctx, int stage) {
   cuda_impl *im = be->impl;
   cuda_kernel *ck = jk->impl;
   jit_task *t = &jk->tasks[i];
   CUfunction f = ck->fns[i];
+  CUdeviceptr dctx = im->block;
   int threads = t->range.block_dim > 0 ? t->range.block_dim : im->block_size;
   if (threads > ck->max_threads[i]) threads = ck->max_threads[i];
   if (threads < 1) threads = 1;
   unsigned most = (unsigned)im->info.multiprocessors * 32u;
-  char *root = t->tree >= 0 ? ctx->roots[t->tree] : NULL;   /* sparse tasks only */
-  if (!jit_list_task_runs(be->sparse, t, root, reused)) return true;
   switch (t->kind) {
   case IR_task_serial:
   case IR_task_clear_list:
@@ -122,41 +119,29 @@ static bool task(jit_backend *be, jit_kernel *jk, int i, CUdeviceptr dctx, rt_co
     return run(be, f, blocks, (unsigned)threads, dctx, b, e, jk->name);
   }
   case IR_task_listgen:
-    if (!run(be, f, most / 4 ? most / 4 : 1, (unsigned)threads, dctx, 0, -1, jk->name)) return false;
-    jit_list_task_done(be->sparse, t, root, true);   /* forgotten if the runtime fails */
-    return true;
+    return run(be, f, most / 4 ? most / 4 : 1, (unsigned)threads, dctx, 0, -1, jk->name);
   case IR_task_struct_for:
   case IR_task_deactivate_all:
     return run(be, f, most, (unsigned)threads, dctx, 0, -1, jk->name);
   case IR_task_gc:
-    return run(be, f, most / 4 ? most / 4 : 1, 128, dctx, 0, 0, jk->name) &&
-           run(be, f, 1, 1, dctx, 1, 0, jk->name) &&
-           run(be, f, most / 4 ? most / 4 : 1, 64, dctx, 2, 0, jk->name);
+    /* begin is the stage: 0 every thread, 1 one thread, 2 blocks as workers */
+    if (stage == 1) return run(be, f, 1, 1, dctx, 1, 0, jk->name);
+    return run(be, f, most / 4 ? most / 4 : 1, stage == 0 ? 128 : 64, dctx, stage, 0, jk->name);
   default:
     snprintf(be->error, sizeof be->error, "kernel %s: task kind %d cannot run on CUDA", jk->name, (int)t->kind);
     return false;
   }
 }
 
-static bool fail(rt_context *ctx) {
-  if (*ctx->error == RT_ERR_OK) *ctx->error = RT_ERR_DEVICE;
-  return false;
-}
-
-bool cuda_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
+/* jit_backend.launch_begin: the launch block as the device sees it, sent. */
+bool cuda_launch_begin(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
   cuda_impl *im = be->impl;
-  if (!ctx->runtime && be->sparse) ctx->runtime = jit_sparse_runtime(be->sparse);
-  if (jk->needs_runtime && !ctx->runtime) {
-    *ctx->error = RT_ERR_RUNTIME;
-    return false;
-  }
-  if (!cuda_alive(be)) return fail(ctx);
+  if (!cuda_alive(be)) return false;
   rt_builtins *hb = ctx->builtins;
   size_t gtmp = jk->gtmp_bytes > 0 ? (size_t)jk->gtmp_bytes : 8;
   size_t bytes = GTMP_OFFSET + gtmp;
-  if (!reserve(be, bytes, hb && hb->print_cap ? hb->print_cap : 8)) return fail(ctx);
+  if (!reserve(be, bytes, hb && hb->print_cap ? hb->print_cap : 8)) return false;
 
-  /* the block as the device sees it */
   char *host = im->host_block;
   memset(host, 0, bytes);
   launch_head *h = (launch_head *)host;
@@ -176,42 +161,29 @@ bool cuda_launch(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
   h->ctx.error_info = (int64_t *)(base + offsetof(launch_head, info));
   h->ctx.runtime = ctx->runtime;
   h->ctx.builtins = (rt_builtins *)(base + offsetof(launch_head, builtins));
-  bool ok = cuda_check(be, im->drv.cuMemcpyHtoD(im->block, host, bytes), "sending the launch block");
-  if (!ok) return fail(ctx);
+  return cuda_check(be, im->drv.cuMemcpyHtoD(im->block, host, bytes), "sending the launch block");
+}
 
-  int32_t reused = -1;
-  for (int i = 0; i < jk->ntasks && ok; i++) ok = task(be, jk, i, im->block, ctx, &reused);
+/* jit_backend.launch_end: one synchronisation, then the results back. */
+bool cuda_launch_end(jit_backend *be, jit_kernel *jk, rt_context *ctx, bool ok) {
+  cuda_impl *im = be->impl;
+  if (!ok) return false;
   char what[240];
   snprintf(what, sizeof what, "kernel %s", jk->name);
-  if (ok) ok = cuda_check(be, im->drv.cuCtxSynchronize(), what);
-  if (!ok) return fail(ctx);
-
+  if (!cuda_check(be, im->drv.cuCtxSynchronize(), what)) return false;
   launch_head back;
   if (!cuda_check(be, im->drv.cuMemcpyDtoH(&back, im->block, sizeof back), "reading the launch block back"))
-    return fail(ctx);
+    return false;
   *ctx->ret = back.ret;
   *ctx->error = back.error;
   memcpy(ctx->error_info, back.info, sizeof back.info);
+  rt_builtins *hb = ctx->builtins;
   if (hb) {
     hb->print_used = back.builtins.print_used;
     hb->print_dropped = back.builtins.print_dropped;
     uint64_t n = hb->print_used < hb->print_cap ? hb->print_used : hb->print_cap;
     if (n && !cuda_check(be, im->drv.cuMemcpyDtoH(hb->print_data, im->print, n), "reading the print buffer"))
-      return fail(ctx);
-  }
-  if (*ctx->error != RT_ERR_OK) return false;
-  /* a failure the sparse runtime recorded (pool exhausted) */
-  if (ctx->runtime) {
-    int32_t rterr = 0;
-    if (!cuda_check(be, im->drv.cuMemcpyDtoH(&rterr, DEV((char *)ctx->runtime + offsetof(rt_runtime, error)), 4),
-                    "reading the runtime's error"))
-      return fail(ctx);
-    if (rterr != RT_RTERR_OK) {
-      /* a list built in this launch may be incomplete */
-      for (int i = 0; i < jk->ntasks; i++) jit_list_task_done(be->sparse, &jk->tasks[i], NULL, false);
-      *ctx->error = RT_ERR_RUNTIME;
       return false;
-    }
   }
   return true;
 }

@@ -164,7 +164,7 @@ static LLVMValueRef emit_task(cg *c, ir_stmt *task, const char *name) {
   LLVMBasicBlockRef body = cg_new_bb(c, "body");
   LLVMPositionBuilderAtEnd(c->b, body);
   c->nloops = 0;
-  if (cg_is_sparse_task(task->op))
+  if (jit_task_is_sparse(task->op))
     cg_sparse_task_body(c, task, LLVMGetParam(c->fn, 2), LLVMGetParam(c->fn, 3));
   else
     cg_task_body(c, task, LLVMGetParam(c->fn, 2), LLVMGetParam(c->fn, 3));

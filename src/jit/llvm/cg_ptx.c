@@ -224,13 +224,13 @@ static bool is_libdevice_call(LLVMValueRef f) {
   return n > 5 && strncmp(name, "__nv_", 5) == 0;
 }
 
-/* jit.h: LT_LIBDEVICE, then the toolkit
-** under CUDA_HOME, CUDA_PATH and the usual install places. */
-char *jit_find_libdevice(void) {
-  const char *file = getenv("LT_LIBDEVICE");
+/* jit.h: o->libdevice, then the toolkit under o->cuda_home, o->cuda_path
+** and the usual install places. */
+char *jit_find_libdevice(const jit_options *o) {
+  const char *file = o ? o->libdevice : NULL;
   if (file && *file) return access(file, R_OK) == 0 ? strdup(file) : NULL;
-  const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda", "/usr/lib/nvidia-cuda-toolkit",
-                         "/opt/cuda"};
+  const char *homes[] = {o ? o->cuda_home : NULL, o ? o->cuda_path : NULL, "/usr/local/cuda",
+                         "/usr/lib/nvidia-cuda-toolkit", "/opt/cuda"};
   const char *subs[] = {"nvvm/libdevice/libdevice.10.bc", "libdevice/libdevice.10.bc"};
   char path[1024];
   for (size_t i = 0; i < sizeof homes / sizeof homes[0]; i++) {

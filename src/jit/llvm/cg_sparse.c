@@ -344,10 +344,6 @@ static LLVMValueRef snode_op(cg *c, ir_stmt *s) {
 
 /* ---- the other sparse tasks ------------------------------------------------------------ */
 
-bool cg_is_sparse_task(ir_op op) {
-  return (ir_op_flags(op) & IR_TASK) && ir_op_emit(op) == IR_EMIT_sparse;   /* ops.def */
-}
-
 /* task_gc: fn(ctx, worker, stage, nworkers) (jit.h). */
 static void gc(cg *c, ir_stmt *task, LLVMValueRef rt, LLVMValueRef id, LLVMValueRef stage, LLVMValueRef nworkers) {
   LLVMValueRef worker = LLVMGetParam(c->fn, 1);

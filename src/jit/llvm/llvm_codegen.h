@@ -99,7 +99,7 @@ char *cg_ptx_service(const char *sm, char *err, size_t errlen);
 /* The PTX kernel entries of cg_ptx.c on another target (the host's: its
 ** runtime bitcode and math functions), with the thread numbers read from
 ** lt_emu_sregs: how the mock driver runs kernels without a GPU
-** (src/jit/cuda/cuda_emulate.c). */
+** (tests/cuda/cuda_emulate.c). */
 const cg_target *cg_ptx_emulation(const cg_target *host);
 
 /* ---- state shared by the cg_*.c files ------------------------------------ */
@@ -251,9 +251,7 @@ void cg_phys_indices(cg *c, ir_stmt *s, const ir_snode *sn, LLVMValueRef *phys);
 LLVMValueRef cg_cell_index(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef *phys);
 /* global_ptr of a place under a sparse level (cg_sparse.c). */
 LLVMValueRef cg_sparse_global_ptr(cg *c, ir_stmt *s, const ir_snode *place);
-/* Whether op is one of the list/struct-for/gc tasks (a task of emit family
-** sparse in ops.def), and their function body. */
-bool cg_is_sparse_task(ir_op op);
+/* The function body of a list/struct-for/gc task (jit_task_is_sparse). */
 void cg_sparse_task_body(cg *c, ir_stmt *task, LLVMValueRef begin, LLVMValueRef end);
 /* Body of a task function: the range loop or the single run (cg_control.c). */
 void cg_task_body(cg *c, ir_stmt *task, LLVMValueRef begin, LLVMValueRef end);

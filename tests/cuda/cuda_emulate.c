@@ -1,13 +1,16 @@
 /*
-** cuda_emulate.c -- kernels for the mock driver: when the driver library is
-** Lattice's test stand-in (tests/cuda/mock_driver.c, which exports
-** lt_mock_cuda_native), every kernel is also built for the host with the same
-** PTX kernel entries (cg_ptx_emulation: thread numbers from lt_emu_sregs) and
-** handed to the mock, which runs each launch's grid one thread after another.
-** So the whole backend (launch block, entries, task launches, lists, GC,
-** copies, host requests) runs the test suite on a machine without a GPU;
-** only PTX code generation itself is not exercised (ptxas checks that).
-** The real driver has no such entry point, and then nothing here runs.
+** cuda_emulate.c -- kernels for the mock driver, linked into the test
+** suite's `lattice-mockgpu` (tests/tests.cmake), not into Lattice: when the
+** driver library is the test stand-in (mock_driver.c beside this file, which
+** exports lt_mock_cuda_native), every kernel is also built for the host with
+** the same PTX kernel entries (cg_ptx_emulation: thread numbers from
+** lt_emu_sregs) and handed to the mock, which runs each launch's grid one
+** thread after another. So the whole CUDA backend (launch block, entries,
+** task launches, lists, GC, copies, host requests) runs the test suite on a
+** machine without a GPU; only PTX code generation itself is not exercised
+** (ptxas checks that). It reaches the backend through cuda_set_test_hooks,
+** called before main; with a real driver (no such entry point) nothing here
+** runs.
 */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -19,27 +22,29 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
 
-#include "../cpu/cpu.h"
-#include "../llvm/llvm_codegen.h"
-#include "cuda.h"
+#include "jit/cpu/cpu.h"
+#include "jit/cuda/cuda.h"
+#include "jit/llvm/llvm_codegen.h"
 
 typedef int (*native_fn)(CUmodule mod, const char *name, void (*entry)(void *, int64_t, int64_t),
                          int32_t *sregs);
 
-struct cuda_emu {
+typedef struct {
   native_fn hand_over;          /* the mock's lt_mock_cuda_native */
   cpu_host host;
   int32_t sregs[4];             /* lt_emu_sregs: tid.x, ntid.x, ctaid.x, nctaid.x */
   unsigned serial;
-};
+} cuda_emu;
 
-void cuda_emulate_free(cuda_emu *e) {
+static void emulate_free(void *state) {
+  cuda_emu *e = state;
   if (!e) return;
   cpu_host_close(&e->host);
   free(e);
 }
 
-cuda_emu *cuda_emulate_new(void *driver_lib, char *err, size_t errlen) {
+/* cuda_test_hooks.attach: NULL for a real driver */
+static void *emulate_new(void *driver_lib, char *err, size_t errlen) {
   union {
     void *p;
     native_fn f;
@@ -51,7 +56,7 @@ cuda_emu *cuda_emulate_new(void *driver_lib, char *err, size_t errlen) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
   if (!cpu_host_open(&e->host, err, errlen)) {
-    cuda_emulate_free(e);
+    emulate_free(e);
     return NULL;
   }
   LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(e->host.jit);
@@ -60,16 +65,17 @@ cuda_emu *cuda_emulate_new(void *driver_lib, char *err, size_t errlen) {
   LLVMErrorRef r = LLVMOrcJITDylibDefine(jd, LLVMOrcAbsoluteSymbols(&sym, 1));
   if (r) {
     cpu_llvm_error(r, "cannot define lt_emu_sregs", err, errlen);
-    cuda_emulate_free(e);
+    emulate_free(e);
     return NULL;
   }
   return e;
 }
 
-/* Builds k's entries for the host and hands them to the mock under the PTX
-** module's names. */
-bool cuda_emulate_kernel(cuda_emu *e, ir_kernel *k, CUmodule mod, const cg_module *ptx, char *err,
-                         size_t errlen) {
+/* cuda_test_hooks.kernel_loaded: builds k's entries for the host and hands
+** them to the mock under the PTX module's names. */
+static bool emulate_kernel(void *state, ir_kernel *k, CUmodule mod, const cg_module *ptx, char *err,
+                           size_t errlen) {
+  cuda_emu *e = state;
   char prefix[96];
   int n = cg_symbol_prefix(k, prefix, sizeof prefix);
   snprintf(prefix + n, sizeof prefix - (size_t)n, "_emu%u", e->serial++);
@@ -118,3 +124,7 @@ bool cuda_emulate_kernel(cuda_emu *e, ir_kernel *k, CUmodule mod, const cg_modul
   }
   return true;
 }
+
+static const cuda_test_hooks hooks = {emulate_new, emulate_kernel, emulate_free};
+
+__attribute__((constructor)) static void install(void) { cuda_set_test_hooks(&hooks); }

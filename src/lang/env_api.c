@@ -1,0 +1,39 @@
+/*
+** env_api.c -- core.env(): the environment settings (src/program/env.c, the
+** only place that reads them) as a table for the Lua side of lt.init.
+*/
+#include "lang.h"
+#include "program/env.h"
+
+static void set_string(lua_State *L, const char *key, const char *v) {
+  if (!v) return;   /* unset or empty: the key is absent */
+  lua_pushstring(L, v);
+  lua_setfield(L, -2, key);
+}
+
+/* core.env() -> {arch =, memory_limit =, cuda_driver =, libdevice =, cuda_home =,
+** cuda_path =, check_ptx =, tmpdir = (strings, absent when unset or empty),
+** dump_llvm =, dump_ptx = (booleans)} */
+static int l_env(lua_State *L) {
+  lt_env e;
+  lt_env_read(&e);
+  lua_createtable(L, 0, 10);
+  set_string(L, "arch", e.arch);
+  set_string(L, "memory_limit", e.memory_limit);
+  set_string(L, "cuda_driver", e.cuda_driver);
+  set_string(L, "libdevice", e.libdevice);
+  set_string(L, "cuda_home", e.cuda_home);
+  set_string(L, "cuda_path", e.cuda_path);
+  set_string(L, "check_ptx", e.check_ptx);
+  set_string(L, "tmpdir", e.tmpdir);
+  lua_pushboolean(L, e.dump_llvm);
+  lua_setfield(L, -2, "dump_llvm");
+  lua_pushboolean(L, e.dump_ptx);
+  lua_setfield(L, -2, "dump_ptx");
+  return 1;
+}
+
+void lang_open_env(lua_State *L) {
+  static const luaL_Reg fns[] = {{"env", l_env}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}

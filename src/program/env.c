@@ -1,0 +1,39 @@
+/*
+** env.c -- lt_env_read: the only place where Lattice's library reads the
+** environment (env.h lists the variables; docs/language.md documents them).
+** Everything below reaches the backends, the code generator and the Lua
+** module as plain values.
+*/
+#include <stdlib.h>
+
+#include "env.h"
+
+static const char *get(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? v : NULL;
+}
+
+void lt_env_read(lt_env *out) {
+  out->arch = get("LT_ARCH");
+  out->memory_limit = get("LT_MEMORY_LIMIT");
+  out->cuda_driver = get("LT_CUDA_DRIVER");
+  out->libdevice = get("LT_LIBDEVICE");
+  out->cuda_home = get("CUDA_HOME");
+  out->cuda_path = get("CUDA_PATH");
+  out->check_ptx = get("LT_CHECK_PTX");
+  out->tmpdir = get("TMPDIR");
+  /* set at all (even to ""), as getenv was asked before */
+  out->dump_llvm = getenv("LT_DUMP_LLVM") != NULL;
+  out->dump_ptx = getenv("LT_DUMP_PTX") != NULL;
+}
+
+void lt_env_jit_options(const lt_env *e, bool debug, jit_options *out) {
+  *out = (jit_options){.debug = debug,
+                       .dump_llvm = e->dump_llvm,
+                       .dump_ptx = e->dump_ptx,
+                       .cuda_driver = e->cuda_driver,
+                       .libdevice = e->libdevice,
+                       .cuda_home = e->cuda_home,
+                       .cuda_path = e->cuda_path,
+                       .tmpdir = e->tmpdir};
+}
