@@ -316,6 +316,12 @@ when=$(date -u '+%Y-%m-%d %H:%M UTC')
   echo "The CUDA backend's figures (triad against the GPU's copy bandwidth, the sparse"
   echo "Laplacian and mpm88 against the CPU backend) come from \`bench/gpu.sh\` on a"
   echo "machine with an NVIDIA GPU: see [performance_gpu.md](performance_gpu.md)."
+  echo
+  echo "## Before and after"
+  echo
+  echo "Changes that could move performance are measured against the build before"
+  echo "them with \`bench/ab.sh\` (alternating rounds, medians): see"
+  echo "[performance_changes.md](performance_changes.md)."
 } > docs/performance.md
 
 echo
