@@ -619,18 +619,10 @@ static lt_status field_access(lt_runtime h, lt_field f, const int64_t *begin, co
                    (long long)count, ir_type_name(s->dtype), (size_t)count * es);
     goto done;
   }
-  for (int64_t k = 0; k < count; k++) {
-    bool ok = dst ? prog_field_read(rt->prog, s, root, idx, (char *)dst + k * (int64_t)es, err, sizeof err)
-                  : prog_field_write(rt->prog, s, root, idx, (const char *)src + k * (int64_t)es, err, sizeof err);
-    if (!ok) {
-      st = capi_fail(rt, strstr(err, "pool") ? LT_ERROR_OUT_OF_MEMORY : LT_ERROR_BACKEND, fn, "%s", err);
-      goto done;
-    }
-    for (int i = n - 1; i >= 0; i--) {   /* the next index, row-major */
-      if (++idx[i] < begin[i] + (box ? extent[i] : 1)) break;
-      idx[i] = begin[i];
-    }
-  }
+  int64_t ones[IR_MAX_INDICES];
+  for (int i = 0; i < IR_MAX_INDICES; i++) ones[i] = 1;
+  if (!prog_field_box(rt->prog, s, root, idx, box ? extent : ones, dst, src, err, sizeof err))
+    st = capi_fail(rt, strstr(err, "pool") ? LT_ERROR_OUT_OF_MEMORY : LT_ERROR_BACKEND, fn, "%s", err);
 done:
   capi_leave(rt);
   return st;

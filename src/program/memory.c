@@ -9,6 +9,7 @@
 ** what was accessed, worded here once.
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "program.h"
@@ -92,4 +93,62 @@ bool prog_field_write(prog_program *p, const ir_snode *s, char *root, const int6
     return false;
   }
   return prog_mem_write(p->be, e, value, elem_bytes(s), "field", s->name, err, errlen);
+}
+
+/* Advances idx through the box row-major; false after the last element. */
+static bool next_in_box(int n, const int64_t *begin, const int64_t *extent, int64_t *idx) {
+  for (int i = n - 1; i >= 0; i--) {
+    if (++idx[i] < begin[i] + extent[i]) return true;
+    idx[i] = begin[i];
+  }
+  return false;
+}
+
+bool prog_field_box(prog_program *p, const ir_snode *s, char *root, const int64_t *begin, const int64_t *extent,
+                    void *dst, const void *src, char *err, size_t errlen) {
+  size_t es = elem_bytes(s);
+  int64_t count = 1, idx[IR_MAX_INDICES] = {0};
+  for (int i = 0; i < s->nidx; i++) {
+    count *= extent[i];
+    idx[i] = begin[i];
+  }
+  if (count == 0) return true;
+  bool host = prog_host_memory(p->be);
+  if (ir_snode_under_sparse(s) || (!host && count <= 64)) {   /* element by element, through the runtime */
+    for (int64_t k = 0;; k++) {
+      bool ok = dst ? prog_field_read(p, s, root, idx, (char *)dst + k * (int64_t)es, err, errlen)
+                    : prog_field_write(p, s, root, idx, (const char *)src + k * (int64_t)es, err, errlen);
+      if (!ok) return false;
+      if (!next_in_box(s->nidx, begin, extent, idx)) return true;
+    }
+  }
+  /* Under dense levels the field lies in [lo, lo + n) of its instance (each
+  ** level above adds at most num_cells - 1 cells): on a device that span is
+  ** copied once each way (a write is a read-modify-write: fields sharing the
+  ** cells lie in it too); in host memory it is the memory itself. */
+  int64_t zero[IR_MAX_INDICES] = {0};
+  int64_t lo = ir_snode_offset(s, zero), n = (int64_t)es;
+  for (const ir_snode *a = s->parent; a; a = a->parent) n += (a->num_cells - 1) * a->cell_bytes;
+  char *view = root + lo;
+  if (!host) {
+    view = malloc((size_t)n);
+    if (!view) {
+      snprintf(err, errlen, "field '%s': out of host memory for a copy of %lld bytes", s->name ? s->name : "?",
+               (long long)n);
+      return false;
+    }
+    if (!prog_mem_read(p->be, view, root + lo, (size_t)n, "field", s->name, err, errlen)) {
+      free(view);
+      return false;
+    }
+  }
+  for (int64_t k = 0;; k++) {
+    char *e = view + (ir_snode_offset(s, idx) - lo);
+    if (dst) memcpy((char *)dst + k * (int64_t)es, e, es);
+    else memcpy(e, (const char *)src + k * (int64_t)es, es);
+    if (!next_in_box(s->nidx, begin, extent, idx)) break;
+  }
+  bool ok = host || dst || prog_mem_write(p->be, root + lo, view, (size_t)n, "field", s->name, err, errlen);
+  if (!host) free(view);
+  return ok;
 }

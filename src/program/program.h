@@ -203,6 +203,14 @@ bool prog_field_read(prog_program *p, const ir_snode *s, char *root, const int64
 bool prog_field_write(prog_program *p, const ir_snode *s, char *root, const int64_t *idx, const void *value,
                       char *err, size_t errlen);
 
+/* The elements of the box begin[k] <= i_k < begin[k] + extent[k] of place s,
+** row-major, to dst or (dst NULL) from src; the box must lie inside the
+** field. Sparse fields go element by element (inactive cells read as zero,
+** writes activate); dense ones through one copy of the field's span on a
+** device, directly in host memory. */
+bool prog_field_box(prog_program *p, const ir_snode *s, char *root, const int64_t *begin, const int64_t *extent,
+                    void *dst, const void *src, char *err, size_t errlen);
+
 /* ---- ndarray.c: arrays passed to kernels ---------------------------------------- */
 
 /* Row-major arrays of one scalar type. On host-memory backends the data is
