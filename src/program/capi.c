@@ -394,16 +394,27 @@ static lt_status add_ndarray(capi_runtime *rt, const char *fn, prog_ndarray *a, 
   return LT_OK;
 }
 
+/* Enters the runtime for a new ndarray and checks what every constructor
+** takes (out, dtype, ndim, shape); NULL with *st when the handle is invalid,
+** else the runtime (to leave) with *st the checks' status. */
+static capi_runtime *enter_new_nd(lt_runtime h, const char *fn, lt_dtype dtype, int ndim, const int64_t *shape,
+                                  lt_ndarray *out, lt_status *st) {
+  capi_runtime *rt = capi_enter(h, fn, st);
+  if (!rt) return NULL;
+  if (!out) {
+    *st = capi_fail(rt, LT_ERROR_INVALID_ARGUMENT, fn, "out is NULL");
+  } else {
+    out->id = 0;
+    *st = check_dims(rt, fn, dtype, ndim, shape);
+  }
+  return rt;
+}
+
 lt_status lt_ndarray_create(lt_runtime h, lt_dtype dtype, int ndim, const int64_t *shape, lt_ndarray *out) {
   const char *fn = "lt_ndarray_create";
   lt_status st;
-  capi_runtime *rt = capi_enter(h, fn, &st);
+  capi_runtime *rt = enter_new_nd(h, fn, dtype, ndim, shape, out, &st);
   if (!rt) return st;
-  if (!out) st = capi_fail(rt, LT_ERROR_INVALID_ARGUMENT, fn, "out is NULL");
-  else {
-    out->id = 0;
-    st = check_dims(rt, fn, dtype, ndim, shape);
-  }
   if (st == LT_OK) {
     char err[512] = "";
     prog_ndarray *a = prog_ndarray_new(rt->prog, (ir_type)dtype, ndim, shape, err, sizeof err);
@@ -417,13 +428,8 @@ lt_status lt_ndarray_wrap(lt_runtime h, lt_dtype dtype, int ndim, const int64_t 
                           void (*release)(void *user, void *data), void *user, lt_ndarray *out) {
   const char *fn = "lt_ndarray_wrap";
   lt_status st;
-  capi_runtime *rt = capi_enter(h, fn, &st);
+  capi_runtime *rt = enter_new_nd(h, fn, dtype, ndim, shape, out, &st);
   if (!rt) return st;
-  if (!out) st = capi_fail(rt, LT_ERROR_INVALID_ARGUMENT, fn, "out is NULL");
-  else {
-    out->id = 0;
-    st = check_dims(rt, fn, dtype, ndim, shape);
-  }
   if (st == LT_OK && !data) st = capi_fail(rt, LT_ERROR_INVALID_ARGUMENT, fn, "data is NULL");
   if (st == LT_OK) {
     char err[512] = "";
