@@ -476,15 +476,21 @@ lt_status lt_ndarray_write(lt_runtime h, lt_ndarray a, const void *src, size_t b
   return nd_copy(h, a, NULL, src, bytes, "lt_ndarray_write");
 }
 
+/* What lt_ndarray_shape and lt_field_shape hand out (each pointer may be
+** NULL; shape gets LT_MAX_DIMS entries, zeros past n). */
+static void put_shape(ir_type t, int n, const int64_t *extents, lt_dtype *dtype, int *ndim, int64_t *shape) {
+  if (dtype) *dtype = (lt_dtype)t;
+  if (ndim) *ndim = n;
+  if (shape)
+    for (int i = 0; i < LT_MAX_DIMS; i++) shape[i] = i < n ? extents[i] : 0;
+}
+
 lt_status lt_ndarray_shape(lt_runtime h, lt_ndarray a, lt_dtype *dtype, int *ndim, int64_t *shape) {
   lt_status st;
   prog_ndarray *nd;
   capi_runtime *rt = enter_nd(h, a, "lt_ndarray_shape", &nd, &st);
   if (!rt) return st;
-  if (dtype) *dtype = (lt_dtype)nd->dtype;
-  if (ndim) *ndim = nd->ndim;
-  if (shape)
-    for (int i = 0; i < LT_MAX_DIMS; i++) shape[i] = i < nd->ndim ? nd->shape[i] : 0;
+  put_shape(nd->dtype, nd->ndim, nd->shape, dtype, ndim, shape);
   capi_leave(rt);
   return LT_OK;
 }
@@ -570,12 +576,7 @@ lt_status lt_field_shape(lt_runtime h, lt_field f, lt_dtype *dtype, int *ndim, i
   const char *name;
   const ir_snode *s = field_of(rt, f, fn, &root, &name);
   if (!s) st = LT_ERROR_INVALID_HANDLE;
-  else {
-    if (dtype) *dtype = (lt_dtype)s->dtype;
-    if (ndim) *ndim = s->nidx;
-    if (shape)
-      for (int i = 0; i < LT_MAX_DIMS; i++) shape[i] = i < s->nidx ? s->total_shape[i] : 0;
-  }
+  else put_shape(s->dtype, s->nidx, s->total_shape, dtype, ndim, shape);
   capi_leave(rt);
   return st;
 }
