@@ -31,7 +31,7 @@ static const char *cpu_math_fn(ir_op op, ir_type t, char *buf, size_t len) {
 }
 
 const cg_target cpu_target = {"x86_64", &lt_runtime_bc_x86_64, &lt_runtime_bc_x86_64_size,
-                                     cpu_math_fn, NULL, NULL, false};
+                                     cpu_math_fn, NULL, NULL, false, NULL};
 
 /* ---- backend state ------------------------------------------------------------ */
 

@@ -109,7 +109,14 @@ static LLVMValueRef float_mod(cg *c, LLVMValueRef a, LLVMValueRef b) {
   /* Lua: m = fmod(a, b) has a's sign; when m ~= 0 and its sign differs from
   ** b's, the floored result is m + b. */
   LLVMValueRef zero = LLVMConstReal(LLVMTypeOf(a), 0);
-  LLVMValueRef m = LLVMBuildFRem(B, a, b, "");
+  LLVMValueRef m;
+  if (c->target->fmod_fn) {
+    char name[32];
+    snprintf(name, sizeof name, "%s%s", c->target->fmod_fn, LLVMTypeOf(a) == LLVMFloatTypeInContext(c->ctx) ? "f" : "");
+    m = call2(c, name, a, b);
+  } else {
+    m = LLVMBuildFRem(B, a, b, "");
+  }
   LLVMValueRef nz = LLVMBuildFCmp(B, LLVMRealONE, m, zero, "");
   LLVMValueRef differ = LLVMBuildXor(B, LLVMBuildFCmp(B, LLVMRealOLT, m, zero, ""),
                                      LLVMBuildFCmp(B, LLVMRealOLT, b, zero, ""), "");

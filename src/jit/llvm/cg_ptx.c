@@ -163,13 +163,13 @@ static void ptx_finish_task(cg *c, LLVMValueRef task, ir_stmt *s, int index) {
 }
 
 static const cg_target ptx_target = {"nvptx64", &lt_runtime_bc_nvptx64, &lt_runtime_bc_nvptx64_size,
-                                     ptx_math_fn, ptx_finish_task, ptx_gc_lanes, false};
+                                     ptx_math_fn, ptx_finish_task, ptx_gc_lanes, false, "__nv_fmod"};
 
 static cg_target emu_target;
 static const cg_target *emu_host;
 static void init_emulation(void) {
   emu_target = (cg_target){"host emulating nvptx64", emu_host->bc, emu_host->bc_size, emu_host->math_fn,
-                           ptx_finish_task, ptx_gc_lanes, true};
+                           ptx_finish_task, ptx_gc_lanes, true, NULL};
 }
 
 const cg_target *cg_ptx_emulation(const cg_target *host) {

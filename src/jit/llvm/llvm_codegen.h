@@ -45,6 +45,11 @@ typedef struct cg_target {
   ** and block numbers are read from the external global lt_emu_sregs
   ** (i32[4]: tid.x, ntid.x, ctaid.x, nctaid.x) instead of PTX registers */
   bool emulated;
+  /* The exact fmod to call for a float %, as "<fmod_fn>f" (f32) or "<fmod_fn>"
+  ** (f64); NULL: LLVM's frem, which on x86-64 is libm's exact fmod. NVPTX
+  ** lowers frem to a - trunc(a/b)*b, wrong by far for large quotients, so it
+  ** calls libdevice's __nv_fmod. */
+  const char *fmod_fn;
 } cg_target;
 
 /* The name of math op on type t (f32/f64) lowered as `how` says (a column
