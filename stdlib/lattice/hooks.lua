@@ -7,6 +7,7 @@ local core = require "lattice.core"
 local fieldm = require "lattice.field"
 local T = require "lattice.tracer"
 local builtins = require "lattice.builtins"
+local state = require "lattice.state"
 
 local H = {}
 local BREAK, RETURN, UNTIL = "break", "return", "until"
@@ -542,7 +543,10 @@ end
 -- runs one parallel iteration per row with a serial loop along the last
 -- axis: no division per cell to recover the indices, and the inner loop
 -- vectorizes. Other ndranges are one linear parallel loop (few rows would
--- leave cores idle).
+-- leave cores idle), and so is every ndrange on CUDA: there consecutive
+-- threads must take consecutive cells of the last axis for coalesced memory
+-- access (a row per thread ran the dense Laplacian of bench/sparse.lua at a
+-- thirtieth of the bandwidth on an H200).
 local ROWS_MIN, INNER_MIN = 64, 4
 
 -- The indices of dims[first..last] from the linear index idx over them.
@@ -647,6 +651,7 @@ local function ndrange_loop(r, body)
   end
   local top = T.at_top()
   local inner = nd >= 2 and top and constant and extents[nd] >= INNER_MIN
+    and not (state.opts and state.opts.arch == "cuda")
   local rows = 1
   for k = 1, nd - 1 do rows = constant and rows * extents[k] or rows end
   inner = inner and rows >= ROWS_MIN
