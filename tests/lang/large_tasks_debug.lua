@@ -3,9 +3,12 @@
 -- cut into functions called in place, stops the task as it stops an uncut
 -- one: the error is raised naming the line, no statement after the failing
 -- one runs in its iteration (the later parts do not run at all), and the
--- next call works. One thread, so "after" is well defined.
+-- next call works. One thread, so "before" and "after" are well defined on
+-- the CPU; on CUDA the iterations run in threads of their own (docs/cuda.md,
+-- "Errors"), so the checks of other iterations are CPU-only.
 local lt = require "lattice"
 lt.init { debug = true, threads = 1 }
+local one_thread = require("lattice.state").opts.arch == "cpu"
 
 package.path = "lib/?.lua;" .. package.path
 local T = require "check"
@@ -48,7 +51,7 @@ bad = 0
 for k = 1, N do
   if g[k][11] ~= 0 then bad = bad + 1 end   -- the next iteration: the task had stopped
 end
-check("the iteration after the error: cells written", bad, 0)
+if one_thread then check("the iteration after the error: cells written", bad, 0) end
 -- and the next call works
 k1(-1)
 check("next call works", g[N][M - 1], N)
@@ -86,12 +89,12 @@ for k = 22, N do
 end
 check("pieces: statements after the error in its iteration: cells written", bad, 0)
 check("pieces: cells before the error in its iteration", h[20][10][2], 20)
-check("pieces: the iteration before the error", h[N][10][1], N)
+if one_thread then check("pieces: the iteration before the error", h[N][10][1], N) end
 bad = 0
 for k = 1, N do
   if h[k][10][3] ~= 0 then bad = bad + 1 end   -- the next iteration: the task had stopped
 end
-check("pieces: the iteration after the error: cells written", bad, 0)
+if one_thread then check("pieces: the iteration after the error: cells written", bad, 0) end
 k2(-1, -1)
 check("pieces: next call works", h[N][M - 1][3], N)
 

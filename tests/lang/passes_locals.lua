@@ -226,11 +226,12 @@ for i = 0, R - 1 do
 end
 check("a loop reading a cell it writes, and an invariant load", same, true)
 
--- a serial kernel (no parallel loop): prefix sums read the previous cell
+-- a serial loop (lt.serial: a plain top-level loop would be parallel and
+-- its iterations would race on p[k - 1]): prefix sums read the previous cell
 local N = 50
 local p = lt.field(lt.i32, { N })
 local prefix = lt.kernel(function()
-  for k = 1, N - 1 do p[k] = p[k] + p[k - 1] end
+  for k in lt.serial(1, N - 1) do p[k] = p[k] + p[k - 1] end
 end)
 local want = {}
 for k = 0, N - 1 do p[k] = k % 7 - 2; want[k] = k % 7 - 2 end
