@@ -5,7 +5,7 @@
 ** arithmetic, casts, comparisons, selects, locals, ifs, while loops with
 ** breaks, nested range_for loops, field loads/stores/atomics, top-level
 ** range_for loops bounded by arguments, in which the kernel's locals only
-** take parallel sums), then runs each twice in a small
+** take parallel sums and fields are indexed by the loop's index), then runs each twice in a small
 ** reference interpreter written here: once after typecheck only, once after
 ** the whole ir_compile pipeline (constfold/cse/dce/offload, verified after
 ** every pass). Field memory and the kernel's result must be identical.
@@ -215,6 +215,9 @@ typedef struct {
   bool par;            /* inside a top-level range_for (a parallel task): the
                           kernel's locals are only updated by reductions there
                           (s = s + v), never read: the reduce pass refuses races */
+  ir_stmt *par_idx;    /* that task's loop index: every field access there uses it,
+                          as iterations of a parallel loop must not share elements
+                          (the race check, src/ir/passes/races.c) */
 } gen;
 
 static bool is_num(const ir_stmt *s) { return s->type != IR_i1 && s->type != IR_void; }
@@ -249,7 +252,7 @@ static ir_stmt *as_type(gen *g, ir_stmt *v, ir_type t) {
 
 /* An i32 index in [0, FIELD_LEN). */
 static ir_stmt *index_value(gen *g) {
-  ir_stmt *v = g->loop_idx && rnd(3) ? g->loop_idx : pick(g, 1);
+  ir_stmt *v = g->par ? g->par_idx : g->loop_idx && rnd(3) ? g->loop_idx : pick(g, 1);
   if (!v) v = constant(g);
   v = as_type(g, v, IR_i32);
   return ir_b_binary(&g->b, IR_bit_and, v, ir_b_const_int(&g->b, IR_i32, FIELD_LEN - 1));
@@ -383,8 +386,11 @@ static void stmt(gen *g, int depth, bool top) {
     bool outer_par = g->par;
     int mark = g->npool;
     g->b.block = s->blocks[0];
-    if (depth == 0) g->par = true;
     g->loop_idx = ir_b_loop_index(&g->b, s);
+    if (depth == 0) {
+      g->par = true;
+      g->par_idx = g->loop_idx;
+    }
     push(g, g->loop_idx);
     stmts(g, depth + 1, false);
     g->b.block = saved;

@@ -70,6 +70,7 @@ static void full_pipeline(pipeline *p, const char *unused) {
   simplify(p);
   RUN(p, offload);
   RUN(p, reduce);
+  ir_check_races(p->k);   /* a check, not a pass: no dump */
   RUN(p, demote_atomics); /* serial tasks need no atomics */
   RUN(p, mem2reg);        /* locals are private to their task now */
   RUN(p, simplify_index); /* task bounds give index ranges */

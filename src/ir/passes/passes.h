@@ -28,6 +28,11 @@
 IR_PASSES(P)
 #undef P
 
+/* races.c: refuses (ir_fail) a parallel task whose iterations could read or
+** overwrite field or ndarray elements another iteration writes. A check run
+** after reduce; it changes nothing, so it is not among the passes above. */
+void ir_check_races(ir_kernel *k);
+
 typedef bool (*ir_pass_fn)(ir_kernel *k);
 /* Looks a pass up by name; NULL if unknown. */
 ir_pass_fn ir_pass_find(const char *name);
