@@ -18,6 +18,7 @@ LATTICE=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 JOBS=${LT_JOBS:-1}
 LIMIT=${LT_TEST_TIMEOUT:-300}
 export LT_ARCH=$ARCH LT_SOURCE_DIR=$ROOT LT_BUILD_DIR=$(dirname "$LATTICE")
+export LT_CACHE=${LT_CACHE:-off}   # test the compiler, not the kernel cache
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

@@ -212,3 +212,13 @@ if(NOT LT_SANITIZE)
       ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
   endif()
 endif()
+
+# The suite tests the compiler: no test reads or fills the offline kernel
+# cache unless it sets LT_CACHE itself (tests/cli/cache.sh).
+get_property(lt_all_tests DIRECTORY PROPERTY TESTS)
+foreach(t ${lt_all_tests})
+  get_test_property(${t} ENVIRONMENT env)
+  if(NOT env MATCHES "LT_CACHE=")
+    set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "LT_CACHE=off")
+  endif()
+endforeach()

@@ -61,6 +61,8 @@ struct jit_kernel {
   int64_t gtmp_bytes;           /* size of the global temporaries (rt_context.gtmp) */
   void *impl;                   /* backend-private (e.g. the ORC resource tracker) */
   double compile_ms;            /* LLVM optimisation + code generation */
+  bool cached;                  /* the code came from the offline cache */
+  uint64_t cache_hash;          /* its key's hash when it is a cache entry; 0: none */
 };
 
 
@@ -170,6 +172,8 @@ typedef struct {
   const char *cuda_home;        /* else searched under these toolkits, */
   const char *cuda_path;        /* then the usual places (jit_find_libdevice) */
   const char *tmpdir;           /* for the files of tools (ptxas); unset: /tmp */
+  const char *cache_dir;        /* the offline kernel cache (kcache.h); unset: none */
+  uint64_t cache_max_bytes;     /* its size limit; 0: the default */
 } jit_options;
 
 /* The compiler as the program layer (src/program) reaches it: the IR passes
@@ -184,6 +188,15 @@ typedef struct {
   bool (*check_ptx)(ir_kernel *k, const char *ptxas, const jit_options *o, char *err, size_t errlen);
 } jit_compiler;
 const jit_compiler *jit_default_compiler(void);
+
+/* The offline cache's key of the offloaded, final kernel k: `backend` (a
+** line naming target, CPU, features, code generator and build), k's
+** options, the layouts of the trees it touches and its IR with source
+** locations (kernel_key.c). malloc'd text of *len bytes; NULL when out of
+** memory. */
+char *jit_kernel_key(ir_kernel *k, const char *backend, size_t *len);
+/* The GNU build id of the object that holds the compiler, hashed; 0: none. */
+uint64_t jit_build_hash(void);
 
 /* threads <= 0: one per core. o: debug and dump_llvm (NULL: all unset). */
 jit_backend *jit_cpu_create(int threads, const jit_options *o, char *err, size_t errlen);

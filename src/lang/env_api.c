@@ -12,7 +12,8 @@ static void set_string(lua_State *L, const char *key, const char *v) {
 }
 
 /* core.env() -> {arch =, memory_limit =, cuda_driver =, libdevice =, cuda_home =,
-** cuda_path =, check_ptx =, tmpdir = (strings, absent when unset or empty),
+** cuda_path =, check_ptx =, tmpdir =, cache_dir = (the kernel cache's directory, from
+** LT_CACHE, XDG_CACHE_HOME or HOME), cache_max = (strings, absent when unset or empty),
 ** dump_llvm =, dump_ptx = (booleans)} */
 static int l_env(lua_State *L) {
   lt_env e;
@@ -26,6 +27,8 @@ static int l_env(lua_State *L) {
   set_string(L, "cuda_path", e.cuda_path);
   set_string(L, "check_ptx", e.check_ptx);
   set_string(L, "tmpdir", e.tmpdir);
+  set_string(L, "cache_dir", e.cache_dir[0] ? e.cache_dir : NULL);
+  set_string(L, "cache_max", e.cache_max);
   lua_pushboolean(L, e.dump_llvm);
   lua_setfield(L, -2, "dump_llvm");
   lua_pushboolean(L, e.dump_ptx);

@@ -70,11 +70,12 @@ void lang_push_tree_handle(lua_State *L, int prog_idx, prog_program *p, int tree
 
 /* ---- the program ---------------------------------------------------------------- */
 
-/* core.program_new(arch, threads, debug, pool_bytes, fma, fraction) ->
+/* core.program_new(arch, threads, debug, pool_bytes, fma, fraction, limit, cache) ->
 ** program | nil, message. arch: "cpu" or "cuda". The pool: pool_bytes, else
 ** fraction of the device's memory, else the backend's default. The
 ** settings of the environment (LT_MEMORY_LIMIT, LT_CUDA_DRIVER,
-** LT_CHECK_PTX) come from lang_env. */
+** LT_CHECK_PTX, LT_CACHE) come from lang_env. cache: nil (LT_CACHE or the
+** default directory), false (none) or a directory. */
 static int l_program_new(lua_State *L) {
   prog_config cfg = {
     .arch = luaL_checkstring(L, 1),
@@ -88,6 +89,12 @@ static int l_program_new(lua_State *L) {
   int64_t limit = cfg.memory_limit;   /* lt.init has checked LT_MEMORY_LIMIT */
   prog_config_from_env(&cfg);
   cfg.memory_limit = limit;
+  if (lua_type(L, 8) == LUA_TSTRING) {
+    snprintf(cfg.cache_dir, sizeof cfg.cache_dir, "%s", lua_tostring(L, 8));
+    cfg.jit.cache_dir = cfg.cache_dir;
+  } else if (!lua_isnoneornil(L, 8)) {
+    cfg.jit.cache_dir = NULL;   /* cache = false */
+  }
   program_box *b = lua_newuserdatauv(L, sizeof *b, 0);
   b->p = NULL;
   luaL_setmetatable(L, LANG_PROGRAM);

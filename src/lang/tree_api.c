@@ -171,6 +171,8 @@ static int l_stats(lua_State *L) {
   set_int(L, "lists_built", st.lists_built);
   set_int(L, "lists_reused", st.lists_reused);
   set_int(L, "gc_runs", st.gc_runs);
+  set_int(L, "cache_hits", p->cache_hits);
+  set_int(L, "cache_misses", p->cache_misses);
   lua_newtable(L);
   int n = 0;
   for (int i = 0; i < p->ir->nsnodes; i++) {

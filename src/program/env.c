@@ -4,7 +4,9 @@
 ** Everything below reaches the backends, the code generator and the Lua
 ** module as plain values.
 */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "env.h"
 
@@ -22,6 +24,20 @@ void lt_env_read(lt_env *out) {
   out->cuda_path = get("CUDA_PATH");
   out->check_ptx = get("LT_CHECK_PTX");
   out->tmpdir = get("TMPDIR");
+  out->cache_max = get("LT_CACHE_MAX");
+  const char *cache = get("LT_CACHE"), *xdg = get("XDG_CACHE_HOME"), *home = get("HOME");
+  out->cache_dir[0] = 0;
+  bool off = cache && (strcmp(cache, "off") == 0 || strcmp(cache, "0") == 0 || strcmp(cache, "false") == 0 ||
+                       strcmp(cache, "no") == 0);
+  if (off) {
+    /* no cache */
+  } else if (cache) {
+    snprintf(out->cache_dir, sizeof out->cache_dir, "%s", cache);
+  } else if (xdg && xdg[0] == '/') {
+    snprintf(out->cache_dir, sizeof out->cache_dir, "%s/lattice", xdg);
+  } else if (home) {
+    snprintf(out->cache_dir, sizeof out->cache_dir, "%s/.cache/lattice", home);
+  }
   /* set at all (even to ""), as getenv was asked before */
   out->dump_llvm = getenv("LT_DUMP_LLVM") != NULL;
   out->dump_ptx = getenv("LT_DUMP_PTX") != NULL;
@@ -35,5 +51,7 @@ void lt_env_jit_options(const lt_env *e, bool debug, jit_options *out) {
                        .libdevice = e->libdevice,
                        .cuda_home = e->cuda_home,
                        .cuda_path = e->cuda_path,
-                       .tmpdir = e->tmpdir};
+                       .tmpdir = e->tmpdir,
+                       .cache_dir = e->cache_dir[0] ? e->cache_dir : NULL,
+                       .cache_max_bytes = e->cache_max ? strtoull(e->cache_max, NULL, 10) : 0};
 }

@@ -25,6 +25,10 @@ typedef struct {
   const char *cuda_path;
   const char *check_ptx;      /* LT_CHECK_PTX: a ptxas that assembles every kernel's PTX */
   const char *tmpdir;         /* TMPDIR: where ptxas's input is written (/tmp) */
+  /* LT_CACHE: "off" (or 0, false, no): no offline kernel cache; a directory:
+  ** the cache there; unset: $XDG_CACHE_HOME/lattice, else $HOME/.cache/lattice */
+  char cache_dir[1024];       /* "" when off or when no directory could be named */
+  const char *cache_max;      /* LT_CACHE_MAX: the cache's size limit in bytes (256 MiB) */
   bool dump_llvm;             /* LT_DUMP_LLVM set: each CPU kernel's optimised LLVM IR on stderr */
   bool dump_ptx;              /* LT_DUMP_PTX set: each CUDA kernel's PTX on stderr */
 } lt_env;

@@ -106,6 +106,12 @@ static bool check_ptx(prog_kernel *c, char *err, size_t errlen) {
   return c->prog->compiler->check_ptx(c->k, ptxas, &jo, err, errlen);
 }
 
+/* lt.stats' cache_hits: kernels whose code came from the offline cache */
+static void count_cache(prog_program *p, const jit_kernel *jk) {
+  if (jk->cached) p->cache_hits++;
+  else p->cache_misses++;
+}
+
 bool prog_kernel_ready(prog_kernel *c, char *err, size_t errlen) {
   if (c->pending && c->prog) {
     jit_backend *be = c->prog->be;
@@ -116,6 +122,7 @@ bool prog_kernel_ready(prog_kernel *c, char *err, size_t errlen) {
       snprintf(err, errlen, "code generation failed: %s", why);
       return false;
     }
+    count_cache(c->prog, c->jk);
     if (!check_ptx(c, err, errlen)) {
       be->release(be, c->jk);
       c->jk = NULL;
@@ -166,6 +173,7 @@ bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const ch
     snprintf(err, errlen, "kernel %s: code generation failed: %s", c->k->name, why);
     return false;
   }
+  count_cache(p, c->jk);
   if (!check_ptx(c, why, sizeof why)) {
     snprintf(err, errlen, "kernel %s: %s", c->k->name, why);
     return false;

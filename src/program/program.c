@@ -110,6 +110,8 @@ void prog_config_from_env(prog_config *cfg) {
   cfg->cuda_driver = env.cuda_driver;   /* tests point it at the mock driver */
   cfg->check_ptxas = env.check_ptx;     /* tests: ptxas checks every kernel's PTX */
   lt_env_jit_options(&env, cfg->debug, &cfg->jit);
+  snprintf(cfg->cache_dir, sizeof cfg->cache_dir, "%s", env.cache_dir);   /* env is gone after this call */
+  cfg->jit.cache_dir = cfg->cache_dir[0] ? cfg->cache_dir : NULL;
   const char *limit = env.memory_limit;
   if (limit) {
     char *end;

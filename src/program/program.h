@@ -42,8 +42,10 @@ typedef struct {
   const char *cuda_driver;         /* NULL: libcuda.so.1 (tests name the mock) */
   const char *check_ptxas;         /* ptxas that checks every kernel's PTX (tests), or NULL */
   jit_options jit;                 /* the environment's other settings for the backend (dump
-                                      switches, libdevice); its debug and cuda_driver are
-                                      taken from above */
+                                      switches, libdevice, the cache); its debug and
+                                      cuda_driver are taken from above */
+  char cache_dir[1024];            /* what jit.cache_dir points to (prog_config_from_env,
+                                      lt.init{cache = ...}) */
 } prog_config;
 
 struct prog_program {
@@ -61,6 +63,7 @@ struct prog_program {
   prog_kernel *compiled;           /* every kernel compiled for this program */
   struct rt_builtins *builtins;    /* random seed, launch counter, print buffer */
   uint64_t host_draws;             /* lt.random calls in Lua scope */
+  int64_t cache_hits, cache_misses; /* kernels whose code came from the offline cache, or not */
   /* What keeps each tree: the front end's handles of it, each live
   ** instance, each compiled kernel that uses it. A tree nothing holds is
   ** freed by prog_reclaim_trees (its slot, SNode ids and memory go to later

@@ -74,6 +74,10 @@ local OPTIONS = {
     if n and n >= 0 then return n end
     return nil, "a whole number of bytes (0 = 1 MiB)"
   end,
+  cache = function(v)
+    if v == false or (type(v) == "string" and v ~= "") then return v end
+    return nil, "false (no kernel cache) or a directory"
+  end,
 }
 
 -- The option a misspelt or shortened name most likely meant (at most two edits away), or nil.
@@ -186,10 +190,11 @@ function lt.init(opts)
   state.prog = nil
   state.snode_cache = nil
   local prog, err = core.program_new(arch == "auto" and "cuda" or arch, threads, opts.debug == true, pool,
-    opts.fma == true, fraction, limit)
+    opts.fma == true, fraction, limit, opts.cache)
   if not prog and arch == "auto" then   -- a GPU the backend cannot use: the CPU
     arch = "cpu"
-    prog, err = core.program_new(arch, threads, opts.debug == true, pool, opts.fma == true, fraction, limit)
+    prog, err = core.program_new(arch, threads, opts.debug == true, pool, opts.fma == true, fraction, limit,
+      opts.cache)
   end
   if not prog then state.raise("lt.init: " .. err) end
   if arch == "auto" then arch = "cuda" end

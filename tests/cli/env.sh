@@ -10,7 +10,8 @@ set -u
 has() {  # has NAME TEXT FILE
   if grep -qF -- "$2" "$3"; then echo "ok   $1"; else echo "FAIL $1: no [$2] in:"; cat "$3"; fails=$((fails + 1)); fi
 }
-VARS="LT_ARCH LT_MEMORY_LIMIT LT_CUDA_DRIVER LT_LIBDEVICE CUDA_HOME CUDA_PATH LT_CHECK_PTX TMPDIR LT_DUMP_LLVM LT_DUMP_PTX"
+VARS="LT_ARCH LT_MEMORY_LIMIT LT_CUDA_DRIVER LT_LIBDEVICE CUDA_HOME CUDA_PATH LT_CHECK_PTX TMPDIR LT_DUMP_LLVM LT_DUMP_PTX
+      LT_CACHE LT_CACHE_MAX XDG_CACHE_HOME HOME"
 clean() { env $(for v in $VARS; do printf -- '-u %s ' "$v"; done) "$@"; }
 
 cat > "$tmp/env.lua" <<'LUA'
@@ -22,9 +23,16 @@ print(table.concat(keys, " "))
 LUA
 check "nothing set" "dump_llvm=false dump_ptx=false" "$(clean "$LATTICE" "$tmp/env.lua")"
 check "every variable" \
-  "arch=cpu check_ptx=/p/ptxas cuda_driver=/d/libcuda.so cuda_home=/h cuda_path=/c dump_llvm=true dump_ptx=true libdevice=/l/libdevice.10.bc memory_limit=123 tmpdir=/t" \
+  "arch=cpu cache_dir=/k cache_max=99 check_ptx=/p/ptxas cuda_driver=/d/libcuda.so cuda_home=/h cuda_path=/c dump_llvm=true dump_ptx=true libdevice=/l/libdevice.10.bc memory_limit=123 tmpdir=/t" \
   "$(clean LT_ARCH=cpu LT_MEMORY_LIMIT=123 LT_CUDA_DRIVER=/d/libcuda.so LT_LIBDEVICE=/l/libdevice.10.bc \
-     CUDA_HOME=/h CUDA_PATH=/c LT_CHECK_PTX=/p/ptxas TMPDIR=/t LT_DUMP_LLVM=1 LT_DUMP_PTX=1 "$LATTICE" "$tmp/env.lua")"
+     CUDA_HOME=/h CUDA_PATH=/c LT_CHECK_PTX=/p/ptxas TMPDIR=/t LT_DUMP_LLVM=1 LT_DUMP_PTX=1 LT_CACHE=/k \
+     LT_CACHE_MAX=99 "$LATTICE" "$tmp/env.lua")"
+# the kernel cache's directory: LT_CACHE (off: none), else XDG_CACHE_HOME, else HOME
+check "cache under XDG_CACHE_HOME" "cache_dir=/x/lattice dump_llvm=false dump_ptx=false" \
+  "$(clean XDG_CACHE_HOME=/x HOME=/h "$LATTICE" "$tmp/env.lua")"
+check "cache under HOME" "cache_dir=/h/.cache/lattice dump_llvm=false dump_ptx=false" \
+  "$(clean HOME=/h "$LATTICE" "$tmp/env.lua")"
+check "cache off" "dump_llvm=false dump_ptx=false" "$(clean LT_CACHE=off HOME=/h "$LATTICE" "$tmp/env.lua")"
 # empty strings are unset; the dump switches only need to be set
 check "empty" "dump_llvm=true dump_ptx=false" \
   "$(clean LT_ARCH= LT_MEMORY_LIMIT= LT_CUDA_DRIVER= LT_LIBDEVICE= CUDA_HOME= LT_DUMP_LLVM= "$LATTICE" "$tmp/env.lua")"

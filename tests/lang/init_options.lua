@@ -43,7 +43,7 @@ bad(5, "lt.init: expects a table of options")
 bad({ device_mem = 1 }, "unknown option 'device_mem'; did you mean 'device_memory'?")
 bad({ thread = 2 }, "unknown option 'thread'; did you mean 'threads'?")
 bad({ Debug = true }, "unknown option 'Debug'; did you mean 'debug'?")
-bad({ colour = 1 }, "unknown option 'colour' (options: arch, debug, default_fp")
+bad({ colour = 1 }, "unknown option 'colour' (options: arch, cache, debug, default_fp")
 C.check_error("unknown option: no guess when none is near", function() lt.init { colour = 1 } end, "unknown option 'colour' (")
 -- the caller's line
 local line, ok, err = debug.getinfo(1, "l").currentline, pcall(lt.init, { threads = -1 })

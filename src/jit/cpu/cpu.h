@@ -9,6 +9,7 @@
 #include "../../runtime/host/threadpool.h"
 #include "../jit.h"
 #include "../llvm/llvm_codegen.h"
+#include "../kcache.h"
 
 /* The optimised LLVM IR that be (from jit_cpu_create) would run for k, as
 ** malloc'd text; NULL with a message in err on failure. For tests (checking
@@ -34,6 +35,12 @@ typedef struct {
   bool debug;
   bool dump_llvm;                 /* jit_options.dump_llvm */
   unsigned serial;                /* makes symbols unique across kernels */
+  /* the offline cache (kcache.h): entries' symbols are ltk_<key hash>_taskN,
+  ** so a key already linked here is compiled afresh under a serial name */
+  jit_cache cache;                /* dir NULL: off */
+  char *backend_line;             /* the key's backend line (jit_kernel_key) */
+  uint64_t *live;                 /* key hashes of the linked cached kernels */
+  int nlive, live_cap;
   int64_t gc_workers;             /* of the task_gc being run (cpu_run.c) */
 } cpu_impl;
 
@@ -45,6 +52,12 @@ void cpu_llvm_error(LLVMErrorRef e, const char *what, char *err, size_t errlen);
 jit_kernel *cpu_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 jit_pending *cpu_compile_start(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 jit_kernel *cpu_compile_wait(jit_backend *be, jit_pending *p, char *err, size_t errlen);
+
+/* cpu_backend.c: the set of cache keys whose kernels are linked (or being
+** compiled); add is false when out of memory */
+bool cpu_live_has(const cpu_impl *im, uint64_t hash);
+bool cpu_live_add(cpu_impl *im, uint64_t hash);
+void cpu_live_remove(cpu_impl *im, uint64_t hash);
 
 /* cpu_memory.c: sets be's device-memory functions (host memory) */
 void cpu_memory_init(jit_backend *be);

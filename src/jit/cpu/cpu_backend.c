@@ -43,8 +43,35 @@ void cpu_llvm_error(LLVMErrorRef e, const char *what, char *err, size_t errlen) 
 
 /* ---- kernels -------------------------------------------------------------------- */
 
+bool cpu_live_has(const cpu_impl *im, uint64_t hash) {
+  for (int i = 0; i < im->nlive; i++)
+    if (im->live[i] == hash) return true;
+  return false;
+}
+
+bool cpu_live_add(cpu_impl *im, uint64_t hash) {
+  if (im->nlive == im->live_cap) {
+    int cap = im->live_cap ? 2 * im->live_cap : 16;
+    uint64_t *l = realloc(im->live, (size_t)cap * sizeof *l);
+    if (!l) return false;
+    im->live = l;
+    im->live_cap = cap;
+  }
+  im->live[im->nlive++] = hash;
+  return true;
+}
+
+void cpu_live_remove(cpu_impl *im, uint64_t hash) {
+  for (int i = 0; i < im->nlive; i++)
+    if (im->live[i] == hash) {
+      im->live[i] = im->live[--im->nlive];
+      return;
+    }
+}
+
 static void cpu_release(jit_backend *be, jit_kernel *jk) {
   if (!jk) return;
+  if (jk->cache_hash) cpu_live_remove(be->impl, jk->cache_hash);
   LLVMOrcResourceTrackerRef rt = jk->impl;
   LLVMErrorRef e = LLVMOrcResourceTrackerRemove(rt);
   if (e) LLVMConsumeError(e);
@@ -59,6 +86,9 @@ static void cpu_destroy(jit_backend *be) {
   cpu_impl *im = be->impl;
   cpu_host_close(&im->host);
   rt_pool_destroy(im->pool);
+  free((char *)im->cache.dir);
+  free(im->backend_line);
+  free(im->live);
   free(im);
   free(be);
 }
@@ -113,6 +143,26 @@ void cpu_host_close(cpu_host *h) {
   memset(h, 0, sizeof *h);
 }
 
+/* The offline cache's directory and the backend line of its keys: what
+** decides the machine code besides the kernel (kernel_key.c). */
+static bool cache_setup(cpu_impl *im, const jit_options *o, char *err, size_t errlen) {
+  char line[1024];
+  unsigned major = 0, minor = 0, patch = 0;
+  LLVMGetVersion(&major, &minor, &patch);
+  snprintf(line, sizeof line, "cpu %s %s %s llvm %u.%u.%u runtime %016llx build %016llx", im->host.triple,
+           im->host.cpu, im->host.features, major, minor, patch,
+           (unsigned long long)jit_hash(jit_hash_init, lt_runtime_bc_x86_64, lt_runtime_bc_x86_64_size),
+           (unsigned long long)jit_build_hash());
+  im->cache.dir = strdup(o->cache_dir);
+  im->cache.max_bytes = o->cache_max_bytes;
+  im->backend_line = strdup(line);
+  if (!im->cache.dir || !im->backend_line) {
+    snprintf(err, errlen, "out of memory creating the CPU backend");
+    return false;
+  }
+  return true;
+}
+
 jit_backend *jit_cpu_create(int threads, const jit_options *o, char *err, size_t errlen) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, init_llvm);
@@ -131,6 +181,10 @@ jit_backend *jit_cpu_create(int threads, const jit_options *o, char *err, size_t
   im->debug = o && o->debug;
   im->dump_llvm = o && o->dump_llvm;
   if (!cpu_host_open(&im->host, err, errlen)) { cpu_destroy(be); return NULL; }
+  if (o && o->cache_dir && *o->cache_dir && !cache_setup(im, o, err, errlen)) {
+    cpu_destroy(be);
+    return NULL;
+  }
   im->pool = rt_pool_create(threads);
   if (!im->pool) {
     snprintf(err, errlen, "cannot start %d worker threads for the CPU backend", threads);

@@ -49,12 +49,23 @@ static LLVMTargetMachineRef host_tm(const cpu_impl *im) {
                                  LLVMRelocPIC, LLVMCodeModelSmall);
 }
 
-/* The optimised module of k in ctx; symbols PREFIX_taskN. */
-static bool build(const cpu_impl *im, ir_kernel *k, unsigned serial, LLVMContextRef ctx, LLVMTargetMachineRef tm,
-                  cg_module *m, char *err, size_t errlen) {
+/* Symbols of a cache entry: named by its key, so an object compiled in one
+** run links in another next to kernels compiled there. */
+static void cache_prefix(uint64_t hash, char *out, size_t len) {
+  snprintf(out, len, "ltk_%016llx", (unsigned long long)hash);
+}
+
+/* The optimised module of k in ctx; symbols PREFIX_taskN, where PREFIX is
+** the kernel's name and serial, or the cache key's when hash is not 0. */
+static bool build(const cpu_impl *im, ir_kernel *k, unsigned serial, uint64_t hash, LLVMContextRef ctx,
+                  LLVMTargetMachineRef tm, cg_module *m, char *err, size_t errlen) {
   char prefix[96];
-  int n = cg_symbol_prefix(k, prefix, sizeof prefix);
-  snprintf(prefix + n, sizeof prefix - (size_t)n, "_%u", serial);   /* unique symbols */
+  if (hash) {
+    cache_prefix(hash, prefix, sizeof prefix);
+  } else {
+    int n = cg_symbol_prefix(k, prefix, sizeof prefix);
+    snprintf(prefix + n, sizeof prefix - (size_t)n, "_%u", serial);   /* unique symbols */
+  }
   if (!cg_build(&cpu_target, ctx, k, prefix, m, err, errlen)) return false;
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(m->mod, dl);
@@ -86,7 +97,7 @@ char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
   LLVMContextRef ctx = LLVMContextCreate();
   cg_module m;
   char *text = NULL;
-  if (build(im, k, im->serial++, ctx, tm, &m, err, errlen)) {
+  if (build(im, k, im->serial++, 0, ctx, tm, &m, err, errlen)) {
     char *s = LLVMPrintModuleToString(m.mod);
     text = strdup(s);
     LLVMDisposeMessage(s);
@@ -115,16 +126,77 @@ struct jit_pending {
   pthread_t thread;
   bool threaded;
   uint64_t ticket;                 /* start order (object_thread) */
+  /* the offline cache: the key (NULL: not cached), its hash, and whether the
+  ** object came from it */
+  char *key;
+  size_t keylen;
+  uint64_t hash;
+  bool hit;
 };
 
+/* ---- the offline cache ------------------------------------------------------------
+** An entry's payload: u32 ntasks, u32 needs_runtime, then the object file. */
+
+static int count_tasks(const ir_kernel *k) {
+  int n = 0;
+  for (const ir_stmt *s = k->body->first; s; s = s->next) n++;
+  return n;
+}
+
+static uint32_t get32(const unsigned char *b) {
+  return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+static void put32(unsigned char *b, uint32_t v) {
+  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* The object of p's kernel from the cache, with what building would have
+** given (names, ntasks, needs_runtime); false on a miss. */
+static bool from_cache(jit_pending *p) {
+  void *payload = NULL;
+  size_t n = 0;
+  if (!jit_cache_get(&p->im->cache, p->key, p->keylen, &payload, &n)) return false;
+  const unsigned char *b = payload;
+  int ntasks = n >= 8 ? (int)get32(b) : -1;
+  bool ok = ntasks == count_tasks(p->k) && get32(b + 4) <= 1 && n > 8;
+  char (*names)[160] = ok ? calloc((size_t)(ntasks ? ntasks : 1), sizeof *names) : NULL;
+  if (names) {
+    char prefix[40];
+    cache_prefix(p->hash, prefix, sizeof prefix);
+    for (int i = 0; i < ntasks; i++) snprintf(names[i], sizeof names[i], "%s_task%d", prefix, i);
+    p->obj = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *)b + 8, n - 8, "lattice cache entry");
+    p->m = (cg_module){.mod = NULL, .ntasks = ntasks, .names = names, .needs_runtime = get32(b + 4) != 0};
+  }
+  free(payload);
+  if (!names || !p->obj) {
+    free(names);
+    return false;
+  }
+  p->ok = p->hit = true;
+  return true;
+}
+
+static void to_cache(jit_pending *p) {
+  size_t n = LLVMGetBufferSize(p->obj);
+  unsigned char *b = malloc(n + 8);
+  if (!b) return;
+  put32(b, (uint32_t)p->m.ntasks);
+  put32(b + 4, p->m.needs_runtime ? 1 : 0);
+  memcpy(b + 8, LLVMGetBufferStart(p->obj), n);
+  char why[256];
+  jit_cache_put(&p->im->cache, p->key, p->keylen, b, n + 8, why, sizeof why);   /* best effort */
+  free(b);
+}
+
 static void make_object(jit_pending *p) {
+  if (p->key && from_cache(p)) return;
   LLVMTargetMachineRef tm = host_tm(p->im);
   if (!tm) {
     snprintf(p->err, sizeof p->err, "cannot create a target machine for %s", p->im->host.triple);
     return;
   }
   LLVMContextRef ctx = LLVMContextCreate();
-  if (build(p->im, p->k, p->serial, ctx, tm, &p->m, p->err, sizeof p->err)) {
+  if (build(p->im, p->k, p->serial, p->key ? p->hash : 0, ctx, tm, &p->m, p->err, sizeof p->err)) {
     if (p->im->dump_llvm) {   /* debugging aid: the optimised module on stderr */
       char *s = LLVMPrintModuleToString(p->m.mod);
       fprintf(stderr, "%s\n", s);
@@ -137,6 +209,7 @@ static void make_object(jit_pending *p) {
       cg_module_free(&p->m);
     } else {
       p->ok = true;
+      if (p->key) to_cache(p);
     }
     LLVMDisposeModule(p->m.mod);
     p->m.mod = NULL;
@@ -223,7 +296,11 @@ static jit_kernel *link_object(jit_pending *p, char *err, size_t errlen) {
   jk->gtmp_bytes = k->gtmp_size;
   jk->impl = rt;
   jk->compile_ms = now_ms() - p->t0;
+  jk->cached = p->hit;
+  jk->cache_hash = p->key ? p->hash : 0;
 done:
+  if (!jk && p->key) cpu_live_remove(im, p->hash);
+  free(p->key);
   if (p->obj) LLVMDisposeMemoryBuffer(p->obj);
   if (p->ok) cg_module_free(&p->m);
   free(p);
@@ -243,6 +320,15 @@ static jit_pending *pending_new(jit_backend *be, ir_kernel *k, char *err, size_t
   p->k = k;
   p->serial = im->serial++;
   p->t0 = now_ms();
+  if (im->cache.dir) {
+    p->key = jit_kernel_key(k, im->backend_line, &p->keylen);
+    p->hash = p->key ? jit_hash(jit_hash_init, p->key, p->keylen) : 0;
+    /* one kernel per key at a time: another one's symbols would clash */
+    if (!p->hash || cpu_live_has(im, p->hash) || !cpu_live_add(im, p->hash)) {
+      free(p->key);
+      p->key = NULL;
+    }
+  }
   return p;
 }
 
