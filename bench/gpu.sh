@@ -14,6 +14,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LATTICE=${1:-$ROOT/build/lattice}
 cd "$ROOT"
+export LT_CACHE=off   # the CPU rows measure the compiler, not the kernel cache
 echo "== (a) triad vs device copy"
 $LATTICE bench/gpu.lua --reps 20 | tee /tmp/lt_gpu.txt
 awk '$1 == "triad_gpu_gbs" { t = $2 } $1 == "copy_gpu_gbs" { c = $2 }
