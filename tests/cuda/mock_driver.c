@@ -447,6 +447,30 @@ CUresult cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n) {
   if (!dst || !src) return ERR_INVALID_VALUE;
   LOCKED(copy(NULL, dst, NULL, src, n));
 }
+/* The asynchronous copies on the default stream: the queued launches run
+** first (copy synchronises), then the copy, so the order is the stream's;
+** only the default stream exists here. */
+CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream s) {
+  if (!dst || s) return ERR_INVALID_VALUE;
+  LOCKED(copy(NULL, dst, src, 0, n));
+}
+CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream s) {
+  if (!src || s) return ERR_INVALID_VALUE;
+  LOCKED(copy(dst, 0, NULL, src, n));
+}
+/* Page-locked host memory is plain host memory here. */
+static CUresult alloc_host(void **p, size_t bytes) {
+  CUresult r = context_ok();
+  if (r) return r;
+  if (!p || bytes == 0) return ERR_INVALID_VALUE;
+  *p = malloc(bytes);
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+CUresult cuMemAllocHost(void **p, size_t bytes) { LOCKED(alloc_host(p, bytes)); }
+CUresult cuMemFreeHost(void *p) {
+  free(p);
+  return CUDA_SUCCESS;
+}
 
 /* memset; whole pages set to zero are handed back to the kernel instead
 ** (they read as zero again), so clearing a large pool commits no memory. */

@@ -53,7 +53,10 @@ typedef struct {
   /* the launch block (cuda_launch.c), grown on demand */
   CUdeviceptr block;
   size_t block_bytes;
-  char *host_block;             /* its host copy, filled at each launch */
+  char *host_block;             /* its host copy, filled at each launch, then (at
+                                   block_bytes) room for the head read back; page-locked
+                                   (cuMemAllocHost) so both copies are asynchronous */
+  bool host_pinned;             /* host_block came from cuMemAllocHost, not malloc */
   CUdeviceptr print;            /* device print buffer */
   uint64_t print_cap;
 } cuda_impl;

@@ -66,6 +66,11 @@ enum {                                      /* CUdevice_attribute values used he
   _(cuMemcpyHtoD, "cuMemcpyHtoD_v2", CUresult, (CUdeviceptr dst, const void *src, size_t n))   \
   _(cuMemcpyDtoH, "cuMemcpyDtoH_v2", CUresult, (void *dst, CUdeviceptr src, size_t n))         \
   _(cuMemcpyDtoD, "cuMemcpyDtoD_v2", CUresult, (CUdeviceptr dst, CUdeviceptr src, size_t n))   \
+  _(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", CUresult,                                       \
+    (CUdeviceptr dst, const void *src, size_t n, CUstream s))                                  \
+  _(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", CUresult, (void *dst, CUdeviceptr src, size_t n, CUstream s)) \
+  _(cuMemAllocHost, "cuMemAllocHost_v2", CUresult, (void **p, size_t bytes))                  \
+  _(cuMemFreeHost, "cuMemFreeHost", CUresult, (void *p))                                       \
   _(cuMemsetD8, "cuMemsetD8_v2", CUresult, (CUdeviceptr dst, unsigned char v, size_t n))       \
   _(cuModuleLoadDataEx, "cuModuleLoadDataEx", CUresult,                                        \
     (CUmodule *m, const void *image, unsigned nopts, int *opts, void **values))               \

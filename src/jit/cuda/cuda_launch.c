@@ -44,10 +44,16 @@ typedef struct {
 
 #define GTMP_OFFSET ((sizeof(launch_head) + 63) / 64 * 64)
 
+static void free_host_block(cuda_impl *im) {
+  if (im->host_pinned) im->drv.cuMemFreeHost(im->host_block);
+  else free(im->host_block);
+  im->host_block = NULL;
+  im->host_pinned = false;
+}
+
 void cuda_launch_free(jit_backend *be) {
   cuda_impl *im = be->impl;
-  free(im->host_block);
-  im->host_block = NULL;
+  free_host_block(im);
   if (im->block) im->drv.cuMemFree(im->block);
   if (im->print) im->drv.cuMemFree(im->print);
   im->block = im->print = 0;
@@ -60,11 +66,14 @@ static bool reserve(jit_backend *be, size_t bytes, uint64_t print_cap) {
   cuda_impl *im = be->impl;
   if (im->block_bytes < bytes) {
     if (im->block) im->drv.cuMemFree(im->block);
-    free(im->host_block);
+    free_host_block(im);
     im->block = 0;
     im->block_bytes = 0;
     size_t want = bytes < 4096 ? 4096 : bytes * 2;
-    im->host_block = malloc(want);
+    /* page-locked, so the copies need not wait; plain memory if the driver has none to give */
+    void *host = NULL;
+    im->host_pinned = im->drv.cuMemAllocHost(&host, want + sizeof(launch_head)) == CUDA_SUCCESS && host;
+    im->host_block = im->host_pinned ? host : malloc(want + sizeof(launch_head));
     if (!im->host_block) {
       snprintf(be->error, sizeof be->error, "out of memory for a launch block of %zu bytes", want);
       return false;
@@ -161,7 +170,8 @@ bool cuda_launch_begin(jit_backend *be, jit_kernel *jk, rt_context *ctx) {
   h->ctx.error_info = (int64_t *)(base + offsetof(launch_head, info));
   h->ctx.runtime = ctx->runtime;
   h->ctx.builtins = (rt_builtins *)(base + offsetof(launch_head, builtins));
-  return cuda_check(be, im->drv.cuMemcpyHtoD(im->block, host, bytes), "sending the launch block");
+  /* queued before the tasks on the same (default) stream; launch_end synchronises */
+  return cuda_check(be, im->drv.cuMemcpyHtoDAsync(im->block, host, bytes, NULL), "sending the launch block");
 }
 
 /* jit_backend.launch_end: one synchronisation, then the results back. */
@@ -170,10 +180,12 @@ bool cuda_launch_end(jit_backend *be, jit_kernel *jk, rt_context *ctx, bool ok) 
   if (!ok) return false;
   char what[240];
   snprintf(what, sizeof what, "kernel %s", jk->name);
+  /* the head comes back behind the tasks, then one synchronisation; a fault
+  ** of a task is reported by either call, so both name the kernel */
+  launch_head *head = (launch_head *)(void *)(im->host_block + im->block_bytes);
+  if (!cuda_check(be, im->drv.cuMemcpyDtoHAsync(head, im->block, sizeof *head, NULL), what)) return false;
   if (!cuda_check(be, im->drv.cuCtxSynchronize(), what)) return false;
-  launch_head back;
-  if (!cuda_check(be, im->drv.cuMemcpyDtoH(&back, im->block, sizeof back), "reading the launch block back"))
-    return false;
+  launch_head back = *head;
   *ctx->ret = back.ret;
   *ctx->error = back.error;
   memcpy(ctx->error_info, back.info, sizeof back.info);
