@@ -50,3 +50,9 @@ lt_fuzz_target(fuzz_ir ${FUZZ_IR_SRC} tests/fuzz/fuzz_ir.c)
 add_test(NAME fuzz/ir COMMAND bash ${CMAKE_SOURCE_DIR}/tests/fuzz/run_fuzz_ir.sh
   ${CMAKE_BINARY_DIR}/fuzz/fuzz_ir ${CMAKE_BINARY_DIR}/fuzz/ir_work)
 set_tests_properties(fuzz/ir PROPERTIES TIMEOUT 600)
+
+# fuzz_cache: the offline kernel cache's reader (tests/fuzz/fuzz_cache.c)
+lt_fuzz_target(fuzz_cache src/jit/kcache.c tests/fuzz/fuzz_cache.c)
+add_test(NAME fuzz/cache COMMAND bash ${CMAKE_SOURCE_DIR}/tests/fuzz/run_fuzz_cache.sh
+  ${CMAKE_BINARY_DIR}/fuzz/fuzz_cache $<TARGET_FILE:lattice> ${CMAKE_BINARY_DIR}/fuzz/cache_work)
+set_tests_properties(fuzz/cache PROPERTIES TIMEOUT 600)
