@@ -22,6 +22,10 @@ install(TARGETS lattice RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS lattice_shared EXPORT LatticeTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# the runtime library of AOT modules (no LLVM, no Lua; docs/aot.md): hosts link
+# -llattice_rt with lattice.h alone
+install(TARGETS lattice_rt_shared lattice_rt_static
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/include/lattice.h ${CMAKE_SOURCE_DIR}/include/lattice_lua.h
   ${CMAKE_BINARY_DIR}/generated/lattice_version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 

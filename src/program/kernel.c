@@ -98,7 +98,7 @@ static void release_trees(prog_kernel *c) {
 ** with libdevice and the temporary folder as the environment says. */
 static bool check_ptx(prog_kernel *c, char *err, size_t errlen) {
   const char *ptxas = c->prog->check_ptxas;
-  if (!ptxas) return true;
+  if (!ptxas || !c->prog->compiler->check_ptx) return true;   /* no compiler: no PTX to check */
   lt_env env;
   jit_options jo;
   lt_env_read(&env);
@@ -141,6 +141,11 @@ bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const ch
   if (p->compiled) p->compiled->prev = c;
   p->compiled = c;
   c->file = strdup(file ? file : "?");
+  if (!p->compiler->passes || !p->be->compile) {
+    snprintf(err, errlen, "kernel %s: this library has no compiler (the runtime library liblattice_rt runs "
+             "kernels from AOT modules only)", k->name ? k->name : "?");
+    return false;
+  }
   /* The text of the IR after every pass (k:ir()) costs a printout per pass:
   ** made now only when print_ir echoes it, else from a copy of the traced
   ** kernel when it is first asked for (the passes are deterministic). */

@@ -47,6 +47,10 @@ $lib/cmake/Lattice/LatticeTargets-CONFIG.cmake
 $lib/liblattice.so
 $lib/liblattice.so.$so
 $lib/liblattice.so.$v
+$lib/liblattice_rt.a
+$lib/liblattice_rt.so
+$lib/liblattice_rt.so.$so
+$lib/liblattice_rt.so.$v
 $lib/lua/5.4/lattice.so
 $lib/pkgconfig/lattice.pc
 LIST

@@ -6,8 +6,8 @@
 
 #include <llvm-c/LLJIT.h>
 
-#include "../../runtime/host/threadpool.h"
 #include "../jit.h"
+#include "cpu_exec.h"
 #include "../llvm/llvm_codegen.h"
 #include "../kcache.h"
 
@@ -30,8 +30,8 @@ bool cpu_host_open(cpu_host *h, char *err, size_t errlen);
 void cpu_host_close(cpu_host *h);
 
 typedef struct {
+  cpu_exec exec;                  /* first: cpu_run.c and cpu_memory.c see only this */
   cpu_host host;
-  rt_pool *pool;
   bool debug;
   bool dump_llvm;                 /* jit_options.dump_llvm */
   unsigned serial;                /* makes symbols unique across kernels */
@@ -41,7 +41,6 @@ typedef struct {
   char *backend_line;             /* the key's backend line (jit_kernel_key) */
   uint64_t *live;                 /* key hashes of the linked cached kernels */
   int nlive, live_cap;
-  int64_t gc_workers;             /* of the task_gc being run (cpu_run.c) */
 } cpu_impl;
 
 extern const cg_target cpu_target;  /* cpu_backend.c: math functions, runtime bitcode */
@@ -59,10 +58,5 @@ bool cpu_live_has(const cpu_impl *im, uint64_t hash);
 bool cpu_live_add(cpu_impl *im, uint64_t hash);
 void cpu_live_remove(cpu_impl *im, uint64_t hash);
 
-/* cpu_memory.c: sets be's device-memory functions (host memory) */
-void cpu_memory_init(jit_backend *be);
-
-/* cpu_run.c: jit_backend.run_task, every kind on the calling thread or the pool */
-bool cpu_run_task(jit_backend *be, jit_kernel *jk, int i, rt_context *ctx, int stage);
 
 #endif

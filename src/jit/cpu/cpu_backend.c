@@ -85,7 +85,7 @@ static void cpu_destroy(jit_backend *be) {
   if (!be) return;
   cpu_impl *im = be->impl;
   cpu_host_close(&im->host);
-  rt_pool_destroy(im->pool);
+  rt_pool_destroy(im->exec.pool);
   free((char *)im->cache.dir);
   free(im->backend_line);
   free(im->live);
@@ -185,14 +185,14 @@ jit_backend *jit_cpu_create(int threads, const jit_options *o, char *err, size_t
     cpu_destroy(be);
     return NULL;
   }
-  im->pool = rt_pool_create(threads);
-  if (!im->pool) {
+  im->exec.pool = rt_pool_create(threads);
+  if (!im->exec.pool) {
     snprintf(err, errlen, "cannot start %d worker threads for the CPU backend", threads);
     cpu_destroy(be);
     return NULL;
   }
   be->name = "cpu";
-  be->threads = rt_pool_threads(im->pool);
+  be->threads = rt_pool_threads(im->exec.pool);
   cpu_memory_init(be);
   be->compile = cpu_compile;
   be->compile_start = cpu_compile_start;

@@ -9,7 +9,7 @@
 #include "../../runtime/host/mempool.h"
 #include "../../runtime/service.h"
 #include "../jit_sparse.h"
-#include "cpu.h"
+#include "cpu_exec.h"
 
 static char *cpu_mem_alloc(jit_backend *be, uint64_t bytes) {
   return rt_mempool_reserve(bytes, be->error, sizeof be->error);

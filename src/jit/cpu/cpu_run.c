@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../../runtime/runtime.h"
-#include "cpu.h"
+#include "cpu_exec.h"
 
 typedef struct {
   jit_task_fn fn;
@@ -47,7 +47,7 @@ static void over_list(rt_pool *pool, const jit_task *t, rt_context *ctx, int32_t
 
 /* One stage of a GC. Stage 0 picks the workers for all three: none when
 ** nothing was freed since the last GC, one (this thread) for a few cells. */
-static void gc(cpu_impl *im, const jit_task *t, rt_context *ctx, int stage) {
+static void gc(cpu_exec *im, const jit_task *t, rt_context *ctx, int stage) {
   if (stage == 0) {
     int32_t recycled = ctx->runtime->allocators[t->snode].recycled.size;
     im->gc_workers = recycled == 0 ? 0 : recycled < GC_PARALLEL_MIN ? 1 : rt_pool_threads(im->pool);
@@ -63,7 +63,7 @@ static void gc(cpu_impl *im, const jit_task *t, rt_context *ctx, int stage) {
 }
 
 bool cpu_run_task(jit_backend *be, jit_kernel *jk, int i, rt_context *ctx, int stage) {
-  cpu_impl *im = be->impl;
+  cpu_exec *im = be->impl;
   const jit_task *t = &jk->tasks[i];
   switch (t->kind) {
   case IR_task_serial:
