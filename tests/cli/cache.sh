@@ -5,7 +5,8 @@
 # foreign entries are compiled again and rewritten, never used; the size limit
 # evicts the least recently used entries; writers in several processes at once
 # leave a cache every later run can use; lt.init{cache = false | "dir"} and
-# LT_CACHE=off decide where it is, and an unusable directory is no error.
+# LT_CACHE=off decide where it is, and an unusable directory is no error; on
+# CUDA (the mock driver) the PTX is cached the same way.
 # Usage: cache.sh LATTICE
 set -u
 . "$(dirname "$0")/lib/check.sh" "$1"
@@ -94,6 +95,21 @@ check "cache = dir" "1" "$(find "$tmp/other" -name '*.ltk' | wc -l | tr -d ' ')"
 check "an unusable directory is no error" "1	7" "$(LT_CACHE=/proc/version/lattice "$LATTICE" "$tmp/opt.lua" /proc/version/x 2>&1)"
 check "bad option" "yes" \
   "$("$LATTICE" -e 'require("lattice").init{cache = 1}' 2>&1 | grep -q "cache" && echo yes || echo no)"
+
+# CUDA through the mock driver: the PTX is cached
+MOCKGPU=${LT_BUILD_DIR:-/nonexistent}/lattice-mockgpu
+DRIVER=${LT_BUILD_DIR:-/nonexistent}/tests/cuda/libltmockcuda.so
+if [ -x "$MOCKGPU" ] && [ -f "$DRIVER" ]; then
+  rm -rf "$C"
+  runm() { LT_CACHE=$C LT_ARCH=cuda LT_CUDA_DRIVER=$DRIVER "$MOCKGPU" "$tmp/sim.lua" "$@" 2>&1; }
+  cold=$(runm)
+  check "CUDA (mock): cold" "hits 0 misses 2 sum ${first##* sum }" "$cold"
+  check "CUDA (mock): warm, same result" "hits 2 misses 0 sum ${first##* sum }" "$(runm)"
+  check "CUDA (mock): the key names the SM" "yes" "$(grep -qa '^cuda sm_' "$C"/*.ltk && echo yes || echo no)"
+  check "CUDA (mock): debug misses" "hits 0 misses 2" "$(runm 64 debug | sed 's/ sum.*//')"
+else
+  echo "skip CUDA (mock): no lattice-mockgpu or mock driver in LT_BUILD_DIR"
+fi
 
 # the same kernel twice in one process (one key, two copies linked)
 cat > "$tmp/twice.lua" <<'LUA'

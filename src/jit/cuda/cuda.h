@@ -15,6 +15,7 @@
 #include "../jit.h"
 #include "../llvm/llvm_codegen.h"
 #include "cuda_driver.h"
+#include "../kcache.h"
 
 /* A test harness's hooks (tests/cuda/cuda_emulate.c, which gives the mock
 ** driver host builds of the kernels to run): set once per process, before
@@ -45,6 +46,8 @@ typedef struct {
   bool dump_ptx;                /* jit_options.dump_ptx */
   char sm[16];                  /* the PTX target, e.g. "sm_90" */
   char *libdevice;              /* path, or NULL when not found */
+  jit_cache cache;              /* the offline cache of PTX (kcache.h); dir NULL: off */
+  char *backend_line;           /* its keys' backend line (jit_kernel_key) */
   int block_size;               /* threads per block unless a task sets block_dim */
   /* host requests (serve): lt_serve and a device copy of one rt_request */
   CUmodule service;

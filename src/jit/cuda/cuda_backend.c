@@ -20,6 +20,9 @@
 #include "../llvm/llvm_codegen.h"
 #include "cuda.h"
 
+extern const unsigned char *lt_runtime_bc_nvptx64;   /* the runtime's bitcode (cmake/embed.c) */
+extern const size_t lt_runtime_bc_nvptx64_size;
+
 #define DEV(p) ((CUdeviceptr)(uintptr_t)(p))
 
 /* ---- failures ------------------------------------------------------------------ */
@@ -130,6 +133,8 @@ static void cuda_destroy(jit_backend *be) {
     cuda_driver_unload(&im->drv);
   }
   free(im->libdevice);
+  free((char *)im->cache.dir);
+  free(im->backend_line);
   free(im);
   free(be);
 }
@@ -170,6 +175,33 @@ const cuda_test_hooks *cuda_hooks;
 
 void cuda_set_test_hooks(const cuda_test_hooks *h) { cuda_hooks = h; }
 
+/* The offline cache of PTX and the backend line of its keys: the target SM,
+** libdevice (its path and size), LLVM, the runtime bitcode and the build. The
+** driver keeps its own cache of the machine code it makes from the PTX. */
+static bool cache_setup(cuda_impl *im, const jit_options *o, char *err, size_t errlen) {
+  char line[1024];
+  unsigned major = 0, minor = 0, patch = 0;
+  LLVMGetVersion(&major, &minor, &patch);
+  long long ldsize = -1;
+  FILE *f = im->libdevice ? fopen(im->libdevice, "rb") : NULL;
+  if (f) {
+    if (fseek(f, 0, SEEK_END) == 0) ldsize = ftell(f);
+    fclose(f);
+  }
+  snprintf(line, sizeof line, "cuda %s libdevice %s %lld llvm %u.%u.%u runtime %016llx build %016llx", im->sm,
+           im->libdevice ? im->libdevice : "-", ldsize, major, minor, patch,
+           (unsigned long long)jit_hash(jit_hash_init, lt_runtime_bc_nvptx64, lt_runtime_bc_nvptx64_size),
+           (unsigned long long)jit_build_hash());
+  im->cache.dir = strdup(o->cache_dir);
+  im->cache.max_bytes = o->cache_max_bytes;
+  im->backend_line = strdup(line);
+  if (!im->cache.dir || !im->backend_line) {
+    snprintf(err, errlen, "out of memory creating the CUDA backend");
+    return false;
+  }
+  return true;
+}
+
 jit_backend *jit_cuda_create(const jit_options *o, char *err, size_t errlen) {
   jit_backend *be = calloc(1, sizeof *be);
   cuda_impl *im = calloc(1, sizeof *im);
@@ -196,6 +228,10 @@ jit_backend *jit_cuda_create(const jit_options *o, char *err, size_t errlen) {
   }
   pick_sm(im);
   im->libdevice = jit_find_libdevice(o);
+  if (o && o->cache_dir && *o->cache_dir && !cache_setup(im, o, err, errlen)) {
+    cuda_destroy(be);
+    return NULL;
+  }
   if (cuda_hooks) im->hooked = cuda_hooks->attach(im->drv.lib, err, errlen);
   if (!load_service(be, err, errlen)) {
     cuda_destroy(be);

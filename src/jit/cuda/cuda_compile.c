@@ -52,12 +52,76 @@ struct jit_pending {
   char err[1024];
   pthread_t thread;
   bool threaded;
+  char *key;                    /* the offline cache's key (NULL: not cached) */
+  size_t keylen;
+  bool hit;
 };
+
+/* ---- the offline cache of PTX (docs/cache.md) -------------------------------------
+** An entry's payload: u32 ntasks, u32 needs_runtime, ntasks entry names of
+** 160 bytes each, then the PTX text. */
+
+enum { NAME = sizeof(((cg_module *)0)->names[0]) };
+
+static uint32_t get32(const unsigned char *b) {
+  return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+static void put32(unsigned char *b, uint32_t v) {
+  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static int count_tasks(const ir_kernel *k) {
+  int n = 0;
+  for (const ir_stmt *s = k->body->first; s; s = s->next) n++;
+  return n;
+}
+
+static bool from_cache(jit_pending *p) {
+  cuda_impl *im = p->be->impl;
+  void *payload = NULL;
+  size_t n = 0;
+  if (!jit_cache_get(&im->cache, p->key, p->keylen, &payload, &n)) return false;
+  const unsigned char *b = payload;
+  int ntasks = n >= 8 ? (int)get32(b) : -1;
+  size_t head = 8 + (size_t)(ntasks > 0 ? ntasks : 0) * NAME;
+  bool ok = ntasks == count_tasks(p->k) && get32(b + 4) <= 1 && n > head;
+  for (int i = 0; ok && i < ntasks; i++) ok = memchr(b + 8 + (size_t)i * NAME, 0, NAME) != NULL;
+  char (*names)[160] = ok ? calloc((size_t)(ntasks ? ntasks : 1), NAME) : NULL;
+  char *ptx = names ? malloc(n - head + 1) : NULL;
+  if (ptx) {
+    memcpy(names, b + 8, (size_t)ntasks * NAME);
+    memcpy(ptx, b + head, n - head);
+    ptx[n - head] = 0;
+    p->info = (cg_module){.mod = NULL, .ntasks = ntasks, .names = names, .needs_runtime = get32(b + 4) != 0};
+    p->ptx = ptx;
+    p->hit = true;
+  } else {
+    free(names);
+  }
+  free(payload);
+  return p->hit;
+}
+
+static void to_cache(jit_pending *p) {
+  cuda_impl *im = p->be->impl;
+  size_t head = 8 + (size_t)p->info.ntasks * NAME, len = strlen(p->ptx);
+  unsigned char *b = malloc(head + len);
+  if (!b) return;
+  put32(b, (uint32_t)p->info.ntasks);
+  put32(b + 4, p->info.needs_runtime ? 1 : 0);
+  memcpy(b + 8, p->info.names, (size_t)p->info.ntasks * NAME);
+  memcpy(b + head, p->ptx, len);
+  char why[256];
+  jit_cache_put(&im->cache, p->key, p->keylen, b, head + len, why, sizeof why);   /* best effort */
+  free(b);
+}
 
 static void make_ptx(jit_pending *p) {
   cuda_impl *im = p->be->impl;
+  if (p->key && from_cache(p)) return;
   p->ptx = cg_ptx_kernel(p->k, im->sm, true, im->libdevice, &p->info, p->err, sizeof p->err);
   if (p->ptx && im->dump_ptx) fprintf(stderr, "%s\n", p->ptx);   /* debugging aid */
+  if (p->ptx && p->key) to_cache(p);
 }
 
 static void *ptx_thread(void *arg) {
@@ -84,6 +148,7 @@ static jit_kernel *load(jit_pending *p, char *err, size_t errlen) {
   cuda_impl *im = be->impl;
   ir_kernel *k = p->k;
   jit_kernel *jk = NULL;
+  free(p->key);
   if (!p->ptx) {
     snprintf(err, errlen, "%s", p->err);
     free(p);
@@ -127,6 +192,7 @@ static jit_kernel *load(jit_pending *p, char *err, size_t errlen) {
   jk->needs_runtime = p->info.needs_runtime;
   jk->gtmp_bytes = k->gtmp_size;
   jk->compile_ms = now_ms() - p->t0;
+  jk->cached = p->hit;
   goto done;
 fail:
   if (jk) free_kernel(im, jk);
@@ -150,6 +216,8 @@ static jit_pending *pending_new(jit_backend *be, ir_kernel *k, char *err, size_t
   p->be = be;
   p->k = k;
   p->t0 = now_ms();
+  cuda_impl *im = be->impl;
+  if (im->cache.dir) p->key = jit_kernel_key(k, im->backend_line, &p->keylen);   /* NULL: not cached */
   return p;
 }
 
