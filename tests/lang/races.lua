@@ -110,4 +110,34 @@ bad = 0
 for i = 0, N - 1 do if y[i] ~= i + 100 then bad = bad + 1 end end
 check("permutation: wrong cells", bad, 0)
 
+-- 2-D ndarrays over run-time extents: in place and row by row are fine ...
+local A = lt.ndarray(lt.f32, { 6, 5 })
+local amodel = {}
+for i = 0, 5 do amodel[i] = {}; for j = 0, 4 do A[i][j] = i * 10 + j; amodel[i][j] = i * 10 + j end end
+lt.kernel(function(a)
+  for i, j in lt.ndrange(a.shape[1], a.shape[2]) do a[i][j] = a[i][j] * 2 end
+end, { a = lt.ndarray_type(lt.f32, 2) })(A)
+lt.kernel(function(a)
+  for i in lt.ndrange(a.shape[1]) do for j = 1, a.shape[2] - 1 do a[i][j] = a[i][j - 1] + 1 end end
+end, { a = lt.ndarray_type(lt.f32, 2) })(A)
+bad = 0
+for i = 0, 5 do
+  for j = 0, 4 do amodel[i][j] = amodel[i][j] * 2 end
+  for j = 1, 4 do amodel[i][j] = amodel[i][j - 1] + 1 end
+  for j = 0, 4 do if A[i][j] ~= amodel[i][j] then bad = bad + 1 end end
+end
+check("2-D ndarray in place and by rows: wrong cells", bad, 0)
+-- ... and an (i, j) loop reading another column of its row is refused, for
+-- ndarrays and for fields, with run-time extents too
+check_error("2-D ndarray, (i, j) reads column 0", function()
+  lt.kernel(function(a)
+    for i, j in lt.ndrange(a.shape[1], a.shape[2]) do a[i][j] = a[i][0] end
+  end, { a = lt.ndarray_type(lt.f32, 2) })(A)
+end, "ndarray 'a' is written here and read at another index")
+check_error("field, (i, j) over run-time extents reads j - 1", function()
+  lt.kernel(function(n) for i, j in lt.ndrange(n, 8) do a[i][j] = a[i][j - 1] end end, { n = lt.i32 })(4)
+end, "field 'a' is written here and read at another index")
+lt.kernel(function(n, m) for i, j in lt.ndrange(n, m) do a[i][j] = a[i][j] + 1 end end, { n = lt.i32, m = lt.i32 })(N, 8)
+check("field in place over run-time extents", a[3][5], model[3][5] * (3 >= 1 and 5 >= 2 and 2 or 1) + 2)
+
 T.finish("races")

@@ -36,6 +36,10 @@ typedef struct {
   ir_stmt *ptr;                   /* global_ptr or ext_ptr */
   ir_stmt *use;                   /* the load, store or atomic through it */
   int kind;                       /* READ, WRITE, ATOMIC */
+  /* the index per position: a field's indices; an ndarray's per axis when
+  ** its linear index has the form lt.ndarray builds, else the linear one */
+  ir_stmt *ix[IR_MAX_INDICES];
+  int nix;
 } access;
 
 enum { READ, WRITE, ATOMIC };
@@ -48,6 +52,26 @@ typedef struct {
 } gather_state;
 
 static bool pure(ir_op op) { return (ir_op_flags(op) & IR_PURE) != 0; }
+
+/* An ndarray's linear index as stdlib/lattice/ndarray.lua builds it, in
+** Horner form ((i0 * e1 + i1) * e2 + i2 ...) with each extent e_k a cast of
+** an argument: the indices i0, i1, ... in ix; 1 (ix[0] the linear index)
+** when it has another form. */
+static int ndarray_axes(ir_stmt *lin, ir_stmt **ix) {
+  ir_stmt *rev[IR_MAX_INDICES];
+  int n = 0;
+  ir_stmt *e = lin;
+  while (n < IR_MAX_INDICES - 1 && e && e->op == IR_add && e->nops == 2 && e->ops[0] && e->ops[0]->op == IR_mul) {
+    ir_stmt *m = e->ops[0], *ext = m->ops[1];
+    if (ext && ext->op == IR_cast) ext = ext->ops[0];
+    if (!ext || ext->op != IR_arg) break;
+    rev[n++] = e->ops[1];
+    e = m->ops[0];
+  }
+  ix[0] = e;
+  for (int i = 0; i < n; i++) ix[i + 1] = rev[n - 1 - i];
+  return n + 1;
+}
 
 static void gather(ir_stmt *s, void *ud) {
   gather_state *g = ud;
@@ -65,7 +89,14 @@ static void gather(ir_stmt *s, void *ud) {
     g->list = list;
     g->cap = cap;
   }
-  g->list[g->n++] = (access){p, s, kind};
+  access *a = &g->list[g->n++];
+  *a = (access){.ptr = p, .use = s, .kind = kind};
+  if (p->op == IR_global_ptr) {
+    a->nix = p->nops < IR_MAX_INDICES ? p->nops : IR_MAX_INDICES;
+    for (int i = 0; i < a->nix; i++) a->ix[i] = p->ops[i];
+  } else {
+    a->nix = ndarray_axes(p->ops[1], a->ix);
+  }
 }
 
 static bool same_value(const gather_state *g, const ir_stmt *a, const ir_stmt *b, int depth);
@@ -114,46 +145,84 @@ static bool varies(const ir_stmt *v, const ir_stmt *task, int depth) {
   return !pure(v->op) && v->op != IR_alloca;
 }
 
+/* A divisor or modulus that does not change between iterations: a constant
+** coefficient times invariant factors (extents of lt.ndrange's loops over
+** run-time bounds, which can be arguments or their products). */
+enum { MAX_FACTORS = 8 };
+typedef struct {
+  int64_t coef;
+  const ir_stmt *f[MAX_FACTORS];
+  int nf;
+  bool ok;                        /* false: not representable */
+} radix;
+
+static radix radix_one(void) { return (radix){.coef = 1, .ok = true}; }
+
+/* r times the invariant value v */
+static radix radix_times(const gather_state *g, radix r, const ir_stmt *v, int depth) {
+  if (!r.ok || !v || depth > MAX_DEPTH) return (radix){.ok = false};
+  if (v->op == IR_cast && !ir_type_is_float(v->type) && !ir_type_is_float(v->ops[0]->type))
+    return radix_times(g, r, v->ops[0], depth + 1);
+  if (v->op == IR_const) {
+    if (ir_type_is_float(v->type) || v->imm.ival <= 0 || v->imm.ival > (1ll << 31)) return (radix){.ok = false};
+    if (r.coef > (1ll << 31)) return (radix){.ok = false};
+    r.coef *= v->imm.ival;
+    return r;
+  }
+  if (v->op == IR_mul) return radix_times(g, radix_times(g, r, v->ops[0], depth + 1), v->ops[1], depth + 1);
+  if (r.nf == MAX_FACTORS) return (radix){.ok = false};
+  r.f[r.nf++] = v;
+  return r;
+}
+
+static bool radix_same(const gather_state *g, const radix *a, const radix *b) {
+  if (!a->ok || !b->ok || a->coef != b->coef || a->nf != b->nf) return false;
+  bool used[MAX_FACTORS] = {false};
+  for (int i = 0; i < a->nf; i++) {
+    int j = 0;
+    while (j < b->nf && (used[j] || !same_value(g, a->f[i], b->f[j], 0))) j++;
+    if (j == b->nf) return false;
+    used[j] = true;
+  }
+  return true;
+}
+
 /* One index expression as a function of the task's index k:
 ** ((index_k // div) % mod) + something the iteration does not change. */
 typedef enum { INVARIANT, FORM, OPAQUE } shape_kind;
 typedef struct {
   shape_kind kind;
-  int64_t k, div, mod;            /* mod 0: none */
+  int64_t k;
+  radix div, mod;                 /* mod.ok false: no modulus */
 } shape;
 
-static bool positive_const(const ir_stmt *v, int64_t *out) {
-  if (!v || v->op != IR_const || ir_type_is_float(v->type) || v->imm.ival <= 0) return false;
-  *out = v->imm.ival;
-  return true;
-}
-
-static shape shape_of(const ir_stmt *v, const ir_stmt *task, int depth) {
-  shape opaque = {OPAQUE, 0, 0, 0};
-  if (!varies(v, task, 0)) return (shape){INVARIANT, 0, 0, 0};
+static shape shape_of(const gather_state *g, const ir_stmt *v, const ir_stmt *task, int depth) {
+  shape opaque = {.kind = OPAQUE};
+  if (!varies(v, task, 0)) return (shape){.kind = INVARIANT};
   if (depth > MAX_DEPTH) return opaque;
-  int64_t c;
   switch (v->op) {
-  case IR_loop_index: return (shape){FORM, v->imm.ival, 1, 0};
+  case IR_loop_index: return (shape){.kind = FORM, .k = v->imm.ival, .div = radix_one()};
   case IR_cast:
-    return ir_type_is_float(v->type) || ir_type_is_float(v->ops[0]->type) ? opaque : shape_of(v->ops[0], task, depth + 1);
+    return ir_type_is_float(v->type) || ir_type_is_float(v->ops[0]->type) ? opaque
+                                                                          : shape_of(g, v->ops[0], task, depth + 1);
   case IR_add:
   case IR_sub: {
     bool va = varies(v->ops[0], task, 0), vb = varies(v->ops[1], task, 0);
-    if (va && !vb) return shape_of(v->ops[0], task, depth + 1);
-    if (vb && !va && v->op == IR_add) return shape_of(v->ops[1], task, depth + 1);
+    if (va && !vb) return shape_of(g, v->ops[0], task, depth + 1);
+    if (vb && !va && v->op == IR_add) return shape_of(g, v->ops[1], task, depth + 1);
     return opaque;
   }
-  case IR_floordiv: {
-    shape s = shape_of(v->ops[0], task, depth + 1);
-    if (s.kind != FORM || s.mod || !positive_const(v->ops[1], &c)) return opaque;
-    s.div *= c;
-    return s;
-  }
+  case IR_floordiv:
   case IR_mod: {
-    shape s = shape_of(v->ops[0], task, depth + 1);
-    if (s.kind != FORM || s.mod || !positive_const(v->ops[1], &c)) return opaque;
-    s.mod = c;
+    shape s = shape_of(g, v->ops[0], task, depth + 1);
+    if (s.kind != FORM || s.mod.ok || varies(v->ops[1], task, 0)) return opaque;
+    if (v->op == IR_floordiv) {
+      s.div = radix_times(g, s.div, v->ops[1], 0);
+      if (!s.div.ok) return opaque;
+    } else {
+      s.mod = radix_times(g, radix_one(), v->ops[1], 0);
+      if (!s.mod.ok) return opaque;
+    }
     return s;
   }
   default: return opaque;
@@ -171,35 +240,35 @@ typedef enum { DISTINCT, UNKNOWN, SHARED } verdict;
 
 /* Whether the index expressions `ix` (the positions all accesses agree on)
 ** give different iterations different elements. */
-static verdict distinct_per_iteration(const ir_kernel *k, const ir_stmt *task, ir_stmt **ix, int n) {
-  shape sh[IR_MAX_INDICES];
+static verdict distinct_per_iteration(const gather_state *g, const ir_kernel *k, const ir_stmt *task, ir_stmt **ix,
+                                      int n) {
+  shape sh[IR_MAX_INDICES + 1];
   int nf = 0;
-  bool opaque = false;
   for (int i = 0; i < n; i++) {
-    shape s = shape_of(ix[i], task, 0);
-    if (s.kind == OPAQUE) opaque = true;
+    shape s = shape_of(g, ix[i], task, 0);
+    if (s.kind == OPAQUE) return UNKNOWN;
     if (s.kind == FORM) sh[nf++] = s;
   }
-  if (opaque) return UNKNOWN;
   int need = task_indices(k, task);
   for (int idx = 0; idx < need; idx++) {
-    /* the forms of task index idx must recover it: divisors 1, d1, d1*m1, ...
-    ** each one the previous times its modulus, the last without a modulus */
-    int64_t want = 1;
-    for (;;) {
+    /* the forms of task index idx must recover it as the digits of a mixed
+    ** radix: divisors 1, m1, m1*m2, ... each the previous times its modulus,
+    ** the last without a modulus */
+    radix want = radix_one();
+    for (int step = 0;; step++) {
       int at = -1;
-      for (int i = 0; i < nf; i++)
-        if (sh[i].k == idx && sh[i].div == want) at = i;
-      if (at < 0) return SHARED;
-      if (sh[at].mod == 0) break;
-      want *= sh[at].mod;
+      for (int i = 0; i < nf && at < 0; i++)
+        if (sh[i].k == idx && radix_same(g, &sh[i].div, &want)) at = i;
+      if (at < 0 || step > nf) return SHARED;
+      if (!sh[at].mod.ok) break;
+      for (int f = 0; f < sh[at].mod.nf; f++) want = radix_times(g, want, sh[at].mod.f[f], 0);
+      if (want.ok && want.coef <= (1ll << 31)) want.coef *= sh[at].mod.coef;
+      else return SHARED;
     }
   }
   return DISTINCT;
 }
 
-static int nindex(const ir_stmt *p) { return p->op == IR_ext_ptr ? 1 : p->nops; }
-static ir_stmt *index_at(ir_stmt *p, int i) { return p->op == IR_ext_ptr ? p->ops[1] : p->ops[i]; }
 
 static bool same_object(const gather_state *g, const access *a, const access *b) {
   if (a->ptr->op != b->ptr->op) return false;
@@ -235,18 +304,18 @@ static void check_object(ir_kernel *k, gather_state *g, const int *of, int n) {
   }
   if (!(read && (write || atomic)) && !(write && atomic)) return;   /* only written, or only atomics */
   const access *first = &g->list[of[0]];
-  int nix = nindex(first->ptr);
+  int nix = first->nix;
   ir_stmt *common[IR_MAX_INDICES + 1];
   int ncommon = 0;
   for (int d = 0; d < nix; d++) {
     bool same = true;
     for (int i = 1; i < n && same; i++) {
       const access *a = &g->list[of[i]];
-      same = nindex(a->ptr) == nix && same_value(g, index_at(first->ptr, d), index_at(a->ptr, d), 0);
+      same = a->nix == nix && same_value(g, first->ix[d], a->ix[d], 0);
     }
-    if (same) common[ncommon++] = index_at(first->ptr, d);
+    if (same) common[ncommon++] = first->ix[d];
   }
-  verdict v = distinct_per_iteration(k, g->task, common, ncommon);
+  verdict v = distinct_per_iteration(g, k, g->task, common, ncommon);
   if (v != SHARED) return;
   /* blame a write (or update) and, when there is one, an access at another index */
   const access *w = NULL, *other = NULL;
@@ -255,8 +324,8 @@ static void check_object(ir_kernel *k, gather_state *g, const int *of, int n) {
   for (int i = 0; i < n && !other; i++) {
     const access *a = &g->list[of[i]];
     if (a == w) continue;
-    bool same = nindex(a->ptr) == nindex(w->ptr);
-    for (int d = 0; same && d < nindex(a->ptr); d++) same = same_value(g, index_at(a->ptr, d), index_at(w->ptr, d), 0);
+    bool same = a->nix == w->nix;
+    for (int d = 0; same && d < a->nix; d++) same = same_value(g, a->ix[d], w->ix[d], 0);
     if (!same) other = a;
   }
   char name[160];
