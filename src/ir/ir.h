@@ -153,6 +153,14 @@ struct ir_block {
 
 typedef struct ir_arena ir_arena;
 
+/* Two ndarray arguments (IR argument numbers of their data) that must not
+** be one array at a launch, and the line of the parallel loop's write
+** (the race check, src/ir/passes/races.c). */
+enum { IR_MAX_NOALIAS = 16 };
+typedef struct {
+  int a, b, line;
+} ir_noalias;
+
 struct ir_kernel {
   const char *name;
   ir_program *prog;                /* SNodes referenced by global_ptr (may be NULL) */
@@ -163,6 +171,8 @@ struct ir_kernel {
   ir_block *body;
   int gtmp_size;                   /* bytes of global temporaries used (offload) */
   bool offloaded;                  /* the body holds only tasks */
+  ir_noalias noalias[IR_MAX_NOALIAS];
+  int nnoalias;
   bool debug;                      /* bounds checks are emitted */
   bool fma;                        /* float a * b + c may become one fused multiply-add
                                       (lt.init{fma = true}; codegen only) */

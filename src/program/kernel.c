@@ -304,6 +304,18 @@ bool prog_launch(prog_kernel *c, char **roots, const uint64_t *args, int nargs, 
     snprintf(err, errlen, "kernel %s expects %d arguments, got %d", k->name, k->nargs, nargs);
     return false;
   }
+  for (int q = 0; q < k->nnoalias; q++) {
+    const ir_noalias *na = &k->noalias[q];
+    if (na->a < nargs && na->b < nargs && args[na->a] == args[na->b] && args[na->a] != 0) {
+      const char *x = k->arg_names[na->a], *y = k->arg_names[na->b];
+      snprintf(err, errlen,
+               "kernel %s: arguments '%s' and '%s' are the same ndarray, but its parallel loop (line %d) writes "
+               "one at elements it reads the other at in other iterations: pass two different ndarrays, or make "
+               "the loop serial (lt.serial)",
+               k->name, x ? x : "?", y ? y : "?", na->line);
+      return false;
+    }
+  }
   char *all[IR_MAX_TREES];
   if (!roots) {
     memcpy(all, p->mem, sizeof p->mem);

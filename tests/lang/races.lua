@@ -61,7 +61,7 @@ check_error("atomic update and a read", mixed, ("races.lua:%d: field 'x' is upda
 -- refused: an ndarray read at i - 1 and written at i
 local nd = lt.ndarray(lt.f32, { N })
 local ndk = lt.kernel(function(v)
-  for i in lt.ndrange(1, N) do v[i] = v[i] + v[i - 1] end
+  for i in lt.ndrange({ 1, N }) do v[i] = v[i] + v[i - 1] end
 end, { v = lt.ndarray_type(lt.f32, 1) })
 check_error("ndarray prefix", function() ndk(nd) end, "ndarray 'v' is written here and read at another index")
 
@@ -139,5 +139,24 @@ check_error("field, (i, j) over run-time extents reads j - 1", function()
 end, "field 'a' is written here and read at another index")
 lt.kernel(function(n, m) for i, j in lt.ndrange(n, m) do a[i][j] = a[i][j] + 1 end end, { n = lt.i32, m = lt.i32 })(N, 8)
 check("field in place over run-time extents", a[3][5], model[3][5] * (3 >= 1 and 5 >= 2 and 2 or 1) + 2)
+
+-- two ndarray arguments are different arrays to the check; a launch passing
+-- one ndarray for both where that would race is refused, naming them
+local lshift = line_of(2)
+local shift = lt.kernel(function(src, dst)
+  for i in lt.ndrange({ 1, src.shape[1] }) do dst[i] = src[i - 1] end
+end, { src = lt.ndarray_type(lt.f32, 1), dst = lt.ndarray_type(lt.f32, 1) })
+local P, Q = lt.ndarray(lt.f32, { 8 }), lt.ndarray(lt.f32, { 8 })
+for i = 0, 7 do P[i] = i end
+shift(P, Q)
+check("shift into another array", Q[7], 6)
+check_error("shift within one array", function() shift(P, P) end,
+  ("arguments 'src' and 'dst' are the same ndarray, but its parallel loop (line %d)"):format(lshift))
+check("nothing ran", P[7], 7)
+local same = lt.kernel(function(src, dst)
+  for i in lt.ndrange(src.shape[1]) do dst[i] = src[i] * 2 end
+end, { src = lt.ndarray_type(lt.f32, 1), dst = lt.ndarray_type(lt.f32, 1) })
+same(P, P)
+check("in place through two arguments", P[7], 14)
 
 T.finish("races")

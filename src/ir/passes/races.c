@@ -21,7 +21,10 @@
 ** check cannot read (y[perm[i]]) is taken as one element per iteration, the
 ** same assumption any parallel write makes. Fields only written, or only
 ** updated with atomics, are not checked: those iterations do not read what
-** others write. This is a check; it changes nothing (ir_check_races).
+** others write. Two ndarray arguments are checked as different arrays; where
+** they would race as one, the pair goes to k->noalias, and a launch that
+** passes one ndarray for both is refused (src/program/kernel.c). This is a
+** check; it changes nothing else (ir_check_races).
 */
 #include "../ir.h"
 #include "../snode.h"
@@ -294,7 +297,9 @@ static const char *object_name(const ir_kernel *k, const access *a, char *buf, s
 static const char *verb(int kind) { return kind == READ ? "read" : kind == WRITE ? "written" : "updated"; }
 
 /* The accesses of one object (indices into g->list), checked together. */
-static void check_object(ir_kernel *k, gather_state *g, const int *of, int n) {
+/* Checks the accesses `of` of one object; a race is a user error when fail,
+** else only the answer (true: a race). */
+static bool check_object(ir_kernel *k, gather_state *g, const int *of, int n, bool fail) {
   bool write = false, atomic = false, read = false;
   for (int i = 0; i < n; i++) {
     int kind = g->list[of[i]].kind;
@@ -302,7 +307,7 @@ static void check_object(ir_kernel *k, gather_state *g, const int *of, int n) {
     atomic |= kind == ATOMIC;
     read |= kind == READ;
   }
-  if (!(read && (write || atomic)) && !(write && atomic)) return;   /* only written, or only atomics */
+  if (!(read && (write || atomic)) && !(write && atomic)) return false;   /* only written, or only atomics */
   const access *first = &g->list[of[0]];
   int nix = first->nix;
   ir_stmt *common[IR_MAX_INDICES + 1];
@@ -316,7 +321,8 @@ static void check_object(ir_kernel *k, gather_state *g, const int *of, int n) {
     if (same) common[ncommon++] = first->ix[d];
   }
   verdict v = distinct_per_iteration(g, k, g->task, common, ncommon);
-  if (v != SHARED) return;
+  if (v != SHARED) return false;
+  if (!fail) return true;
   /* blame a write (or update) and, when there is one, an access at another index */
   const access *w = NULL, *other = NULL;
   for (int i = 0; i < n && !w; i++)
@@ -344,6 +350,44 @@ static void check_object(ir_kernel *k, gather_state *g, const int *of, int n) {
           name, verb(w->kind), read && w->kind != READ ? " and read" : "", w->kind == ATOMIC ? "read and update" : "write");
 }
 
+/* The ndarray argument whose data an ext_ptr addresses, or NULL. */
+static const ir_stmt *base_arg(const ir_stmt *p) {
+  const ir_stmt *b = p->op == IR_ext_ptr ? p->ops[0] : NULL;
+  return b && b->op == IR_arg ? b : NULL;
+}
+
+/* Two ndarray arguments are different arrays to the check above; when they
+** would race as one array, the kernel records the pair, and a launch given
+** one ndarray for both is refused (prog_launch). */
+static void check_aliases(ir_kernel *k, gather_state *g, int *of) {
+  for (int i = 0; i < g->n; i++) {
+    const ir_stmt *a = base_arg(g->list[i].ptr);
+    if (!a) continue;
+    for (int j = 0; j < g->n; j++) {
+      const ir_stmt *b = base_arg(g->list[j].ptr);
+      if (!b || b->aux <= a->aux) continue;
+      bool seen = false;   /* each pair once */
+      for (int q = 0; q < k->nnoalias && !seen; q++) seen = k->noalias[q].a == a->aux && k->noalias[q].b == b->aux;
+      if (seen) continue;
+      int n = 0, line = 0;
+      for (int m = 0; m < g->n; m++) {
+        const ir_stmt *c = base_arg(g->list[m].ptr);
+        if (c && (c->aux == a->aux || c->aux == b->aux)) {
+          of[n++] = m;
+          if (g->list[m].kind != READ && !line) line = g->list[m].use->loc.line;
+        }
+      }
+      if (!check_object(k, g, of, n, false)) continue;
+      if (k->nnoalias == IR_MAX_NOALIAS)
+        ir_fail(k, g->list[i].use->loc,
+                "more than %d pairs of ndarray arguments must be different arrays at a launch of this kernel "
+                "(a parallel loop reads one at other elements than it writes the other); split the kernel",
+                IR_MAX_NOALIAS);
+      k->noalias[k->nnoalias++] = (ir_noalias){a->aux, b->aux, line};
+    }
+  }
+}
+
 static void check_task(ir_kernel *k, ir_stmt *task, gather_state *g) {
   g->task = task;
   g->n = 0;
@@ -359,8 +403,9 @@ static void check_task(ir_kernel *k, ir_stmt *task, gather_state *g) {
         done[j] = true;
         of[n++] = j;
       }
-    check_object(k, g, of, n);
+    check_object(k, g, of, n, true);
   }
+  check_aliases(k, g, of);
 }
 
 void ir_check_races(ir_kernel *k) {
