@@ -89,6 +89,28 @@ int main(void) {
   check_kernel(k, mixed_entries, 2);
   ir_kernel_free(k);
 
+  /* a float % calls libdevice's exact fmod: NVPTX's own lowering of frem,
+  ** a - trunc(a/b)*b, was off by 1e22 for 1e30 % 7 on an H200 */
+  k = ir_kernel_new("fmodk", p);
+  ir_builder_init(&b, k);
+  t = h_task(&b, IR_task_range_for, 0, 4096);
+  i = ir_b_loop_index(&b, t);
+  px = h_ptr(&b, x, i);
+  ir_b_global_store(&b, px, bin(&b, IR_mod, IR_f32, ir_b_global_load(&b, px), ir_b_const_float(&b, IR_f32, 3.5)));
+  {
+    char ferr[512];
+    char *fptx = jit_emit_ptx(k, "sm_70", ferr, sizeof ferr);
+    CHECKF(fptx != NULL, "fmodk: %s", ferr);
+    if (fptx) {
+      CHECK_CONTAINS(fptx, "__nv_fmodf");
+      CHECK(strstr(fptx, "cvt.rzi") == NULL);   /* no trunc of the quotient */
+      free(fptx);
+    }
+  }
+  const char *fmod_entries[] = {"fmodk_task0"};
+  check_kernel(k, fmod_entries, 1);
+  ir_kernel_free(k);
+
   /* a bad architecture name is an error with a message */
   char err[256];
   k = ir_kernel_new("bad", p);
