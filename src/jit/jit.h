@@ -14,6 +14,7 @@
 
 #include "../ir/ir.h"
 #include "../runtime/context.h"
+#include "kcache.h"
 
 /* A compiled task: fn(ctx, thread_id, begin, end) runs iterations [begin, end)
 ** of a range_for task, or the whole serial task when called with (0, 1).
@@ -197,6 +198,12 @@ const jit_compiler *jit_default_compiler(void);
 char *jit_kernel_key(ir_kernel *k, const char *backend, size_t *len);
 /* The GNU build id of the object that holds the compiler, hashed; 0: none. */
 uint64_t jit_build_hash(void);
+/* A backend's cache (o->cache_dir, o->cache_max_bytes) and the backend line
+** of its keys in *line: `target` (what the backend's code depends on: target,
+** CPU or SM, LLVM's version, ...) and hashes of the runtime bitcode and of
+** the build. false when out of memory (kernel_key.c). */
+bool jit_cache_open(jit_cache *c, char **line, const jit_options *o, const char *target, const void *bitcode,
+                    size_t bitcode_size);
 
 /* threads <= 0: one per core. o: debug and dump_llvm (NULL: all unset). */
 jit_backend *jit_cpu_create(int threads, const jit_options *o, char *err, size_t errlen);

@@ -171,3 +171,14 @@ uint64_t jit_build_hash(void) {
   dl_iterate_phdr(find_build_id, &bs);
   return bs.found ? bs.hash : 0;
 }
+
+bool jit_cache_open(jit_cache *c, char **line, const jit_options *o, const char *target, const void *bitcode,
+                    size_t bitcode_size) {
+  char buf[1200];
+  snprintf(buf, sizeof buf, "%s runtime %016llx build %016llx", target,
+           (unsigned long long)jit_hash(jit_hash_init, bitcode, bitcode_size), (unsigned long long)jit_build_hash());
+  c->dir = strdup(o->cache_dir);
+  c->max_bytes = o->cache_max_bytes;
+  *line = strdup(buf);
+  return c->dir && *line;
+}

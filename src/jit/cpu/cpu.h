@@ -9,7 +9,6 @@
 #include "../jit.h"
 #include "cpu_exec.h"
 #include "../llvm/llvm_codegen.h"
-#include "../kcache.h"
 
 /* The optimised LLVM IR that be (from jit_cpu_create) would run for k, as
 ** malloc'd text; NULL with a message in err on failure. For tests (checking

@@ -146,17 +146,12 @@ void cpu_host_close(cpu_host *h) {
 /* The offline cache's directory and the backend line of its keys: what
 ** decides the machine code besides the kernel (kernel_key.c). */
 static bool cache_setup(cpu_impl *im, const jit_options *o, char *err, size_t errlen) {
-  char line[1024];
+  char target[1024];
   unsigned major = 0, minor = 0, patch = 0;
   LLVMGetVersion(&major, &minor, &patch);
-  snprintf(line, sizeof line, "cpu %s %s %s llvm %u.%u.%u runtime %016llx build %016llx", im->host.triple,
-           im->host.cpu, im->host.features, major, minor, patch,
-           (unsigned long long)jit_hash(jit_hash_init, lt_runtime_bc_x86_64, lt_runtime_bc_x86_64_size),
-           (unsigned long long)jit_build_hash());
-  im->cache.dir = strdup(o->cache_dir);
-  im->cache.max_bytes = o->cache_max_bytes;
-  im->backend_line = strdup(line);
-  if (!im->cache.dir || !im->backend_line) {
+  snprintf(target, sizeof target, "cpu %s %s %s llvm %u.%u.%u", im->host.triple, im->host.cpu, im->host.features,
+           major, minor, patch);
+  if (!jit_cache_open(&im->cache, &im->backend_line, o, target, lt_runtime_bc_x86_64, lt_runtime_bc_x86_64_size)) {
     snprintf(err, errlen, "out of memory creating the CPU backend");
     return false;
   }

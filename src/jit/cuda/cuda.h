@@ -15,7 +15,6 @@
 #include "../jit.h"
 #include "../llvm/llvm_codegen.h"
 #include "cuda_driver.h"
-#include "../kcache.h"
 
 /* A test harness's hooks (tests/cuda/cuda_emulate.c, which gives the mock
 ** driver host builds of the kernels to run): set once per process, before

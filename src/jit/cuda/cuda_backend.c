@@ -179,7 +179,7 @@ void cuda_set_test_hooks(const cuda_test_hooks *h) { cuda_hooks = h; }
 ** libdevice (its path and size), LLVM, the runtime bitcode and the build. The
 ** driver keeps its own cache of the machine code it makes from the PTX. */
 static bool cache_setup(cuda_impl *im, const jit_options *o, char *err, size_t errlen) {
-  char line[1024];
+  char target[1024];
   unsigned major = 0, minor = 0, patch = 0;
   LLVMGetVersion(&major, &minor, &patch);
   long long ldsize = -1;
@@ -188,14 +188,9 @@ static bool cache_setup(cuda_impl *im, const jit_options *o, char *err, size_t e
     if (fseek(f, 0, SEEK_END) == 0) ldsize = ftell(f);
     fclose(f);
   }
-  snprintf(line, sizeof line, "cuda %s libdevice %s %lld llvm %u.%u.%u runtime %016llx build %016llx", im->sm,
-           im->libdevice ? im->libdevice : "-", ldsize, major, minor, patch,
-           (unsigned long long)jit_hash(jit_hash_init, lt_runtime_bc_nvptx64, lt_runtime_bc_nvptx64_size),
-           (unsigned long long)jit_build_hash());
-  im->cache.dir = strdup(o->cache_dir);
-  im->cache.max_bytes = o->cache_max_bytes;
-  im->backend_line = strdup(line);
-  if (!im->cache.dir || !im->backend_line) {
+  snprintf(target, sizeof target, "cuda %s libdevice %s %lld llvm %u.%u.%u", im->sm, im->libdevice ? im->libdevice : "-",
+           ldsize, major, minor, patch);
+  if (!jit_cache_open(&im->cache, &im->backend_line, o, target, lt_runtime_bc_nvptx64, lt_runtime_bc_nvptx64_size)) {
     snprintf(err, errlen, "out of memory creating the CUDA backend");
     return false;
   }
