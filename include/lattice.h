@@ -62,7 +62,8 @@ typedef enum lt_status {
   LT_ERROR_BACKEND = 8,           /* the backend cannot start, or the device failed */
   LT_ERROR_RUNTIME = 9,           /* a kernel failed while it ran (index, lt.assert, ...) */
   LT_ERROR_SCRIPT = 10,           /* Lua code raised an error (lattice_lua.h) */
-  LT_ERROR_UNSUPPORTED = 11       /* not available in this build or for this object */
+  LT_ERROR_UNSUPPORTED = 11,      /* not available in this build or for this object */
+  LT_ERROR_MODULE = 12            /* a module file that is corrupt, of an unknown format, or for another CPU */
 } lt_status;
 
 /* "LT_ERROR_SHAPE" */
@@ -163,11 +164,16 @@ LT_API lt_status lt_field_write_box(lt_runtime rt, lt_field f, const int64_t *be
 
 typedef struct lt_kernel { uint64_t id; } lt_kernel;
 
+/* An instance of a tree type of an AOT module (lt_tree_create, below). */
+typedef struct lt_tree { uint64_t id; } lt_tree;
+
 typedef enum lt_value_kind {
   LT_VALUE_NONE = 0,         /* no value (a kernel that returns nothing) */
   LT_VALUE_INT = 1,
   LT_VALUE_FLOAT = 2,
-  LT_VALUE_NDARRAY = 3
+  LT_VALUE_NDARRAY = 3,
+  LT_VALUE_TREE = 4,         /* a tree instance (module kernels) */
+  LT_VALUE_VECTOR = 5        /* n numbers for a vector or matrix parameter, row-major (module kernels) */
 } lt_value_kind;
 
 typedef struct lt_value {
@@ -176,12 +182,18 @@ typedef struct lt_value {
     int64_t i;
     double f;
     lt_ndarray nd;
+    lt_tree tree;
+    struct { const double *v; int n; } vec;
   } as;
 } lt_value;
 
 static inline lt_value lt_int(int64_t v) { lt_value x; x.kind = LT_VALUE_INT; x.as.i = v; return x; }
 static inline lt_value lt_float(double v) { lt_value x; x.kind = LT_VALUE_FLOAT; x.as.f = v; return x; }
 static inline lt_value lt_nd(lt_ndarray a) { lt_value x; x.kind = LT_VALUE_NDARRAY; x.as.nd = a; return x; }
+static inline lt_value lt_tree_value(lt_tree t) { lt_value x; x.kind = LT_VALUE_TREE; x.as.tree = t; return x; }
+static inline lt_value lt_vec(const double *v, int n) {
+  lt_value x; x.kind = LT_VALUE_VECTOR; x.as.vec.v = v; x.as.vec.n = n; return x;
+}
 
 LT_API lt_status lt_kernel_find(lt_runtime rt, const char *name, lt_kernel *out);
 /* Runs the kernel (compiling it on its first call with these argument
@@ -192,6 +204,47 @@ LT_API lt_status lt_kernel_find(lt_runtime rt, const char *name, lt_kernel *out)
 ** an error while tracing or compiling the kernel LT_ERROR_SCRIPT (naming the
 ** script's line). */
 LT_API lt_status lt_kernel_launch(lt_runtime rt, lt_kernel k, const lt_value *args, int nargs, lt_value *result);
+
+/* ---- AOT modules ------------------------------------------------------------------
+** A module file saved from Lua (lt.aot.module, docs/aot.md) holds tree types
+** and compiled kernels; loading it needs no compiler (liblattice_rt). A
+** module's kernels are launched with lt_kernel_launch, one lt_value per
+** parameter in order: lt_int / lt_float for scalars, lt_vec for vectors and
+** matrices, lt_nd for ndarrays (dtype and ndim as saved), lt_tree_value for
+** tree instances (of the parameter's tree type); anything else is an error
+** naming the parameter. A module's trees keep the tree slots and SNode ids
+** its code was compiled for: a runtime holds the trees of one module (a
+** second module with trees is refused unless they fit beside the first).
+** The module file is checked (lengths, checksum, CPU features, layouts)
+** before anything of it runs; a bad file is an error naming the file and
+** the section. */
+
+typedef struct lt_module { uint64_t id; } lt_module;
+
+LT_API lt_status lt_module_load(lt_runtime rt, const char *path, lt_module *out);
+/* The same from bytes in memory; name is used in messages (NULL: "(memory)"). */
+LT_API lt_status lt_module_load_memory(lt_runtime rt, const void *data, size_t bytes, const char *name,
+                                       lt_module *out);
+/* Frees the module: its tree instances are destroyed and the handles of its
+** kernels, trees and their fields become invalid. */
+LT_API lt_status lt_module_free(lt_runtime rt, lt_module m);
+/* Tree type `name` of the module: LT_ERROR_NOT_FOUND when it has none;
+** bytes (may be NULL) gets the memory an instance takes when it is made
+** (its root container; cells of pointer and dynamic levels come from the
+** runtime's pool as they are activated). */
+LT_API lt_status lt_module_tree_type(lt_runtime rt, lt_module m, const char *name, uint64_t *bytes);
+/* A new instance of tree type `type`, every cell inactive and zero, in the
+** runtime's memory pool. */
+LT_API lt_status lt_tree_create(lt_runtime rt, lt_module m, const char *type, lt_tree *out);
+/* Its memory goes back to the pool; its handle and its fields' become invalid. */
+LT_API lt_status lt_tree_destroy(lt_runtime rt, lt_tree t);
+/* Field `name` of the instance, for lt_field_read/write/read_box/write_box/
+** shape: a scalar field by its name, a component of a vector or matrix field
+** as NAME.x / NAME.y / NAME.z / NAME.w (vectors) or NAME.01 (matrices:
+** row, column). */
+LT_API lt_status lt_tree_field(lt_runtime rt, lt_tree t, const char *name, lt_field *out);
+/* Kernel `name` of the module. */
+LT_API lt_status lt_module_kernel(lt_runtime rt, lt_module m, const char *name, lt_kernel *out);
 
 #ifdef __cplusplus
 }

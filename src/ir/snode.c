@@ -117,6 +117,12 @@ bool ir_program_set_next_id(ir_program *p, int id) {
   return true;
 }
 
+bool ir_program_set_next_tree(ir_program *p, int tree) {
+  if (tree < 0 || tree >= IR_MAX_TREES || (tree < p->ntrees && p->trees[tree].root)) return false;
+  p->next_tree = tree + 1;
+  return true;
+}
+
 /* The lowest free SNode id (or the one ir_program_set_next_id chose), -1
 ** when all IR_MAX_SNODES are taken. */
 static int take_id(ir_program *p) {
@@ -172,16 +178,24 @@ static ir_snode *new_node(ir_program *p, ir_snode_kind kind, ir_snode *parent) {
 ir_snode *ir_snode_root(ir_program *p) {
   if (!ir_program_has_room(p)) return NULL;
   int tree = p->ntrees;
-  if (p->nfree_trees > 0)
+  if (p->next_tree) {
+    tree = p->next_tree - 1;
+  } else if (p->nfree_trees > 0) {
     for (int t = 0; t < p->ntrees; t++)
       if (!p->trees[t].root) {
         tree = t;
         break;
       }
+  }
   ir_snode *s = new_node(p, IR_SN_root, NULL);
   if (!s) return NULL;
-  if (tree < p->ntrees) p->nfree_trees--;
-  else p->ntrees++;
+  p->next_tree = 0;
+  if (tree < p->ntrees) {
+    p->nfree_trees--;
+  } else {
+    p->nfree_trees += tree - p->ntrees;   /* the slots skipped are free */
+    p->ntrees = tree + 1;
+  }
   s->tree = tree;
   p->trees[s->tree].root = s;
   p->trees[s->tree].bytes = 0;

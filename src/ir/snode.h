@@ -126,6 +126,7 @@ struct ir_program {
   ir_snode *snodes[IR_MAX_SNODES];
   int nsnodes, nfree_snodes;
   int next_id;                     /* ir_program_set_next_id: id + 1 of the next SNode; 0: none */
+  int next_tree;                   /* ir_program_set_next_tree: slot + 1 of the next tree; 0: none */
   ir_tree trees[IR_MAX_TREES];     /* root NULL: a free slot */
   int ntrees, nfree_trees;
 };
@@ -139,6 +140,10 @@ void ir_tree_free(ir_program *p, int tree);
 ** (the IR text's `tree` declarations state every id). false when that id is
 ** taken or out of range. */
 bool ir_program_set_next_id(ir_program *p, int id);
+/* The next tree started in p (ir_snode_root) takes slot `tree` instead of
+** the lowest free one (AOT modules: their code names tree slots). false
+** when that slot is taken or out of range. */
+bool ir_program_set_next_tree(ir_program *p, int tree);
 /* Whether a new tree can start (a tree slot and an SNode id are free). */
 bool ir_program_has_room(const ir_program *p);
 /* Ops whose aux names an SNode (a place or a level, ops.def's aux column):

@@ -22,6 +22,7 @@ static const jit_compiler compiler = {
   .passes = ir_compile,
   .backend = backend_create,
   .check_ptx = jit_ptxas_check,
+  .cpu_module = jit_cpu_module,
 };
 
 const jit_compiler *jit_default_compiler(void) { return &compiler; }

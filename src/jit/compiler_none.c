@@ -22,6 +22,6 @@ static jit_backend *backend_create(const char *arch, int threads, const jit_opti
   return NULL;
 }
 
-static const jit_compiler compiler = {.passes = NULL, .backend = backend_create, .check_ptx = NULL};
+static const jit_compiler compiler = {.passes = NULL, .backend = backend_create, .check_ptx = NULL, .cpu_module = NULL};
 
 const jit_compiler *jit_default_compiler(void) { return &compiler; }

@@ -187,6 +187,10 @@ typedef struct {
   bool (*passes)(ir_kernel *k, bool verify, void (*dump)(const char *after_pass, ir_kernel *k, void *ud), void *ud);
   jit_backend *(*backend)(const char *arch, int threads, const jit_options *o, char *err, size_t errlen);
   bool (*check_ptx)(ir_kernel *k, const char *ptxas, const jit_options *o, char *err, size_t errlen);
+  /* AOT modules: the machine code of kernels ks[0..n-1] for x86-64 CPU
+  ** `cpu` (jit_cpu_module); NULL without the compiler */
+  bool (*cpu_module)(ir_kernel *const *ks, int n, const char *cpu, const jit_options *o, void **so, size_t *len,
+                     char *err, size_t errlen);
 } jit_compiler;
 const jit_compiler *jit_default_compiler(void);
 
@@ -204,6 +208,14 @@ uint64_t jit_build_hash(void);
 ** the build. false when out of memory (kernel_key.c). */
 bool jit_cache_open(jit_cache *c, char **line, const jit_options *o, const char *target, const void *bitcode,
                     size_t bitcode_size);
+
+/* The kernels ks[0..n-1] (offloaded, final) compiled for x86-64 CPU `cpu`
+** ("x86-64-v3", not the host's) as position-independent code and linked by
+** `cc -shared` into one shared object, malloc'd in *so (*len bytes); the
+** tasks of ks[i] are the symbols ltm<i>_task<N>. Temporary files in
+** o->tmpdir. false with the message (src/jit/cpu/cpu_aot.c). */
+bool jit_cpu_module(ir_kernel *const *ks, int n, const char *cpu, const jit_options *o, void **so, size_t *len,
+                    char *err, size_t errlen);
 
 /* threads <= 0: one per core. o: debug and dump_llvm (NULL: all unset). */
 jit_backend *jit_cpu_create(int threads, const jit_options *o, char *err, size_t errlen);

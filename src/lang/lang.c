@@ -83,6 +83,7 @@ int luaopen_lattice(lua_State *L) {
   lang_open_ir(L);
   lang_open_kernel(L);
   lang_open_tree(L);
+  lang_open_aot(L);
   lang_open_ndarray(L);
   lang_open_cuda(L);
   lang_open_embed(L);

@@ -28,20 +28,9 @@ _Static_assert(LT_MAX_DIMS == IR_MAX_INDICES, "LT_MAX_DIMS is the IR's index lim
 #define SLOT_BITS 24
 #define MAX_SLOTS ((1u << SLOT_BITS) - 1)
 
-typedef enum { OBJ_FREE, OBJ_NDARRAY, OBJ_FIELD, OBJ_KERNEL } obj_kind;
-
-typedef struct {
-  uint64_t serial;                 /* 0: free */
-  obj_kind kind;
-  prog_ndarray *nd;                /* OBJ_NDARRAY */
-  char *name;                      /* exports */
-  int ref;                         /* exports: the embedding's reference */
-  int snode;                       /* OBJ_FIELD */
-  char *const *root_slot;
-} capi_obj;
-
 struct capi_runtime {
   uint64_t serial;
+  capi_instance *instances;        /* every instance block made (capi_instance_new) */
   lt_runtime_config cfg;
   prog_program *prog;
   bool adopted;                    /* the Lua state took prog */
@@ -73,7 +62,7 @@ const char *lt_status_name(lt_status s) {
   static const char *names[] = {"LT_OK", "LT_ERROR_INVALID_ARGUMENT", "LT_ERROR_INVALID_HANDLE",
                                 "LT_ERROR_NOT_FOUND", "LT_ERROR_TYPE", "LT_ERROR_SHAPE", "LT_ERROR_BUSY",
                                 "LT_ERROR_OUT_OF_MEMORY", "LT_ERROR_BACKEND", "LT_ERROR_RUNTIME",
-                                "LT_ERROR_SCRIPT", "LT_ERROR_UNSUPPORTED"};
+                                "LT_ERROR_SCRIPT", "LT_ERROR_UNSUPPORTED", "LT_ERROR_MODULE"};
   return (unsigned)s < sizeof names / sizeof *names ? names[s] : "(not an lt_status)";
 }
 
@@ -219,12 +208,18 @@ lt_status lt_runtime_create(const lt_runtime_config *cfg, lt_runtime *out) {
 
 /* The slot is freed first: a release callback may call the runtime again from
 ** this thread (lattice.h allows it) and make objects, which can move rt->objs. */
-static void drop_obj(capi_runtime *rt, capi_obj *o) {
+void capi_drop_obj(capi_runtime *rt, capi_obj *o) {
+  if (o->kind == OBJ_MODULE || o->kind == OBJ_TREE) {
+    capi_module_drop(rt, o);
+    *o = (capi_obj){0};
+    return;
+  }
   capi_obj gone = *o;
   *o = (capi_obj){0};
   if (gone.kind == OBJ_NDARRAY) prog_ndarray_release(gone.nd);
   if (gone.name && rt->ops && rt->ops->unref) rt->ops->unref(rt, gone.ref);
   free(gone.name);
+  free(gone.label);
 }
 
 lt_status lt_runtime_destroy(lt_runtime h) {
@@ -240,11 +235,16 @@ lt_status lt_runtime_destroy(lt_runtime h) {
   table[id_slot(h.id)] = NULL;     /* from now on its handles are invalid */
   pthread_mutex_unlock(&table_lock);
   for (uint32_t i = 0; i < rt->nobjs; i++)
-    if (rt->objs[i].serial && rt->objs[i].name) drop_obj(rt, &rt->objs[i]);
+    if (rt->objs[i].serial && rt->objs[i].name) capi_drop_obj(rt, &rt->objs[i]);
   if (rt->ops && rt->ops->close) rt->ops->close(rt);   /* Lua's references go with its state */
   for (uint32_t i = 0; i < rt->nobjs; i++)
-    if (rt->objs[i].serial) drop_obj(rt, &rt->objs[i]);
+    if (rt->objs[i].serial) capi_drop_obj(rt, &rt->objs[i]);
   free(rt->objs);
+  while (rt->instances) {
+    capi_instance *next = rt->instances->next;
+    free(rt->instances);
+    rt->instances = next;
+  }
   prog_release(rt->prog);
   free(rt);
   return LT_OK;
@@ -268,7 +268,7 @@ bool capi_adopt_program(capi_runtime *rt) {
 
 void capi_set_program(capi_runtime *rt, prog_program *p) {
   for (uint32_t i = 0; i < rt->nobjs; i++)
-    if (rt->objs[i].serial && rt->objs[i].name) drop_obj(rt, &rt->objs[i]);
+    if (rt->objs[i].serial && rt->objs[i].name) capi_drop_obj(rt, &rt->objs[i]);
   prog_retain(p);
   prog_release(rt->prog);
   rt->prog = p;
@@ -277,7 +277,7 @@ void capi_set_program(capi_runtime *rt, prog_program *p) {
 /* ---- objects ---------------------------------------------------------------------- */
 
 /* A new object's slot (serial set), or NULL with the message. */
-static capi_obj *new_obj(capi_runtime *rt, obj_kind kind, const char *fn, uint64_t *id) {
+capi_obj *capi_new_obj(capi_runtime *rt, obj_kind kind, const char *fn, uint64_t *id) {
   uint32_t slot = 0;
   while (slot < rt->nobjs && rt->objs[slot].serial) slot++;
   if (slot == rt->nobjs) {
@@ -299,20 +299,40 @@ static capi_obj *new_obj(capi_runtime *rt, obj_kind kind, const char *fn, uint64
   return o;
 }
 
+capi_obj *capi_objects(capi_runtime *rt, uint32_t *n) {
+  *n = rt->nobjs;
+  return rt->objs;
+}
+
+capi_instance *capi_instance_new(capi_runtime *rt) {
+  capi_instance *in = calloc(1, sizeof *in);
+  if (in) {
+    in->next = rt->instances;
+    rt->instances = in;
+  }
+  return in;
+}
+
+static const char *kind_noun(obj_kind k) {
+  static const char *names[] = {"nothing", "ndarray", "field", "kernel", "module", "tree"};
+  return (unsigned)k < sizeof names / sizeof *names ? names[k] : "nothing";
+}
+
 static const char *kind_name(obj_kind k) {
-  return k == OBJ_NDARRAY ? "an ndarray" : k == OBJ_FIELD ? "a field" : k == OBJ_KERNEL ? "a kernel" : "nothing";
+  return k == OBJ_NDARRAY ? "an ndarray" : k == OBJ_FIELD ? "a field" : k == OBJ_KERNEL ? "a kernel"
+         : k == OBJ_MODULE ? "a module" : k == OBJ_TREE ? "a tree instance" : "nothing";
 }
 
 /* The object of handle id, of kind `kind`; NULL with the message. */
-static capi_obj *get_obj(capi_runtime *rt, uint64_t id, obj_kind kind, const char *fn) {
+capi_obj *capi_get_obj(capi_runtime *rt, uint64_t id, obj_kind kind, const char *fn) {
   uint32_t slot = id_slot(id);
   capi_obj *o = slot < rt->nobjs ? &rt->objs[slot] : NULL;
   if (!o || !o->serial || o->serial != id_serial(id)) {
     capi_fail(rt, LT_ERROR_INVALID_HANDLE, fn,
               id == 0 ? "the %s handle is zero (never made)"
-                      : "the %s handle is invalid: released, replaced by a later lt.export or lt.init, or made "
-                        "by another runtime",
-              kind == OBJ_NDARRAY ? "ndarray" : kind == OBJ_FIELD ? "field" : "kernel");
+                      : "the %s handle is invalid: released, destroyed, freed with its module, replaced by a later "
+                        "lt.export or lt.init, or made by another runtime",
+              kind_noun(kind));
     return NULL;
   }
   if (o->kind != kind) {
@@ -323,7 +343,7 @@ static capi_obj *get_obj(capi_runtime *rt, uint64_t id, obj_kind kind, const cha
 }
 
 prog_ndarray *capi_ndarray(capi_runtime *rt, lt_ndarray a, const char *fn) {
-  capi_obj *o = get_obj(rt, a.id, OBJ_NDARRAY, fn);
+  capi_obj *o = capi_get_obj(rt, a.id, OBJ_NDARRAY, fn);
   return o ? o->nd : NULL;
 }
 
@@ -336,10 +356,10 @@ static capi_obj *find_export(capi_runtime *rt, const char *name) {
 static lt_status export(capi_runtime *rt, const char *name, obj_kind kind, int ref, capi_obj **out) {
   const char *fn = "lt.export";
   capi_obj *old = find_export(rt, name);
-  if (old) drop_obj(rt, old);
+  if (old) capi_drop_obj(rt, old);
   uint64_t id;
   char *copy = strdup(name);
-  capi_obj *o = copy ? new_obj(rt, kind, fn, &id) : NULL;
+  capi_obj *o = copy ? capi_new_obj(rt, kind, fn, &id) : NULL;
   if (!o) {
     free(copy);
     if (rt->ops && rt->ops->unref) rt->ops->unref(rt, ref);
@@ -384,7 +404,7 @@ static lt_status add_ndarray(capi_runtime *rt, const char *fn, prog_ndarray *a, 
     return capi_fail(rt, st, fn, "%s", err);
   }
   uint64_t id;
-  capi_obj *o = new_obj(rt, OBJ_NDARRAY, fn, &id);
+  capi_obj *o = capi_new_obj(rt, OBJ_NDARRAY, fn, &id);
   if (!o) {
     prog_ndarray_release(a);
     return LT_ERROR_OUT_OF_MEMORY;
@@ -500,8 +520,8 @@ lt_status lt_ndarray_release(lt_runtime h, lt_ndarray a) {
   lt_status st;
   capi_runtime *rt = capi_enter(h, fn, &st);
   if (!rt) return st;
-  capi_obj *o = get_obj(rt, a.id, OBJ_NDARRAY, fn);
-  if (o) drop_obj(rt, o);
+  capi_obj *o = capi_get_obj(rt, a.id, OBJ_NDARRAY, fn);
+  if (o) capi_drop_obj(rt, o);
   else st = LT_ERROR_INVALID_HANDLE;
   capi_leave(rt);
   return st;
@@ -543,18 +563,19 @@ lt_status lt_kernel_find(lt_runtime h, const char *name, lt_kernel *out) {
 ** the field as the host knows it: the SNode's own name is often '?'); NULL
 ** with the message. */
 static const ir_snode *field_of(capi_runtime *rt, lt_field f, const char *fn, char **root, const char **name) {
-  capi_obj *o = get_obj(rt, f.id, OBJ_FIELD, fn);
+  capi_obj *o = capi_get_obj(rt, f.id, OBJ_FIELD, fn);
   if (!o) return NULL;
   prog_program *p = rt->prog;
   const ir_snode *s = p->ir && o->snode >= 0 && o->snode < p->ir->nsnodes ? p->ir->snodes[o->snode] : NULL;
   if (!s || s->kind != IR_SN_place) {
-    capi_fail(rt, LT_ERROR_INVALID_HANDLE, fn, "field '%s' no longer exists in the runtime's program", o->name);
+    capi_fail(rt, LT_ERROR_INVALID_HANDLE, fn, "field '%s' no longer exists in the runtime's program",
+              o->name ? o->name : o->label);
     return NULL;
   }
   *root = *o->root_slot;
-  *name = o->name;
+  *name = o->name ? o->name : o->label;
   if (!*root) {
-    capi_fail(rt, LT_ERROR_INVALID_HANDLE, fn, "the tree instance of field '%s' was destroyed", o->name);
+    capi_fail(rt, LT_ERROR_INVALID_HANDLE, fn, "the tree instance of field '%s' was destroyed", *name);
     return NULL;
   }
   return s;
@@ -662,16 +683,18 @@ lt_status lt_kernel_launch(lt_runtime h, lt_kernel k, const lt_value *args, int 
   capi_runtime *rt = capi_enter(h, fn, &st);
   if (!rt) return st;
   if (result) *result = (lt_value){0};
-  capi_obj *o = get_obj(rt, k.id, OBJ_KERNEL, fn);
+  capi_obj *o = capi_get_obj(rt, k.id, OBJ_KERNEL, fn);
   if (!o) st = LT_ERROR_INVALID_HANDLE;
   else if (nargs < 0 || (nargs > 0 && !args))
     st = capi_fail(rt, LT_ERROR_INVALID_ARGUMENT, fn, "%s", nargs < 0 ? "nargs is negative" : "args is NULL");
+  else if (o->mod)
+    st = capi_module_launch(rt, o, args, nargs, result);   /* a module's kernel: capi_module.c */
   else {
     for (int i = 0; i < nargs && st == LT_OK; i++) {
       if (args[i].kind == LT_VALUE_NDARRAY) {
         if (!capi_ndarray(rt, args[i].as.nd, fn)) st = LT_ERROR_INVALID_HANDLE;
       } else if (args[i].kind != LT_VALUE_INT && args[i].kind != LT_VALUE_FLOAT) {
-        st = capi_fail(rt, LT_ERROR_TYPE, fn, "argument %d has kind %d; use lt_int, lt_float or lt_nd", i + 1,
+        st = capi_fail(rt, LT_ERROR_TYPE, fn, "argument %d has kind %d; a script's kernel takes lt_int, lt_float or lt_nd", i + 1,
                        (int)args[i].kind);
       }
     }

@@ -12,6 +12,53 @@
 
 typedef struct capi_runtime capi_runtime;
 
+/* The objects of a runtime that handles name (capi.c's table). */
+typedef enum { OBJ_FREE, OBJ_NDARRAY, OBJ_FIELD, OBJ_KERNEL, OBJ_MODULE, OBJ_TREE } obj_kind;
+
+struct prog_module;
+/* A tree instance made through the C API: root is NULL once destroyed. The
+** block stays (on the runtime's list) while field handles may point at
+** root, until the runtime goes. */
+typedef struct capi_instance {
+  char *root;
+  int tree;                        /* its tree slot */
+  uint64_t module;                 /* the module handle's id */
+  struct capi_instance *next;
+} capi_instance;
+
+typedef struct {
+  uint64_t serial;                 /* 0: free */
+  obj_kind kind;
+  prog_ndarray *nd;                /* OBJ_NDARRAY */
+  char *name;                      /* exports */
+  char *label;                     /* OBJ_FIELD of a tree instance: its name, for messages */
+  int ref;                         /* exports: the embedding's reference */
+  int snode;                       /* OBJ_FIELD */
+  char *const *root_slot;
+  struct prog_module *mod;         /* OBJ_MODULE; OBJ_KERNEL of a module (else NULL) */
+  uint64_t module;                 /* OBJ_KERNEL/OBJ_TREE of a module: the module handle's id */
+  int index;                       /* OBJ_KERNEL of a module: its kernel number */
+  capi_instance *inst;             /* OBJ_TREE */
+} capi_obj;
+
+/* A new object's slot (serial set) and its handle's id, or NULL with the
+** message set; the object and lookup of a handle of that kind (NULL with
+** the message); the table and count (objects move when one is added). */
+capi_obj *capi_new_obj(capi_runtime *rt, obj_kind kind, const char *fn, uint64_t *id);
+capi_obj *capi_get_obj(capi_runtime *rt, uint64_t id, obj_kind kind, const char *fn);
+capi_obj *capi_objects(capi_runtime *rt, uint32_t *n);
+/* Frees what object o holds and empties its slot. */
+void capi_drop_obj(capi_runtime *rt, capi_obj *o);
+/* An instance block on the runtime's list (freed with the runtime); NULL
+** when out of memory. */
+capi_instance *capi_instance_new(capi_runtime *rt);
+
+/* capi_module.c: what dropping a module or tree object frees (its
+** instances and kernel handles go with a module), and the launch of a
+** module's kernel. */
+void capi_module_drop(capi_runtime *rt, capi_obj *o);
+lt_status capi_module_launch(capi_runtime *rt, capi_obj *k, const lt_value *args, int nargs, lt_value *result);
+
 /* What the Lua embedding supplies once it has made the runtime's state. */
 typedef struct {
   /* Calls the Lua value held by ref (an exported kernel) with args; on

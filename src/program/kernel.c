@@ -186,13 +186,33 @@ bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const ch
   return true;
 }
 
+void prog_kernel_adopt(prog_kernel *c, prog_program *p, ir_kernel *k, jit_kernel *jk, const char *file) {
+  c->k = k;
+  c->jk = jk;
+  c->prog = p;
+  c->foreign = true;
+  c->next = p->compiled;
+  if (p->compiled) p->compiled->prev = c;
+  p->compiled = c;
+  c->file = strdup(file ? file : "?");
+  hold_trees(c);
+}
+
+/* The description of a kernel whose code is an AOT module's. */
+static void free_foreign(jit_kernel *jk) {
+  free((char *)jk->name);
+  free(jk->tasks);
+  free(jk);
+}
+
 void prog_kernel_release(prog_kernel *c) {
   prog_program *p = c->prog;
   if (p) {
     char err[1024];
     prog_kernel_ready(c, err, sizeof err);   /* a compilation under way reads c->k */
     release_trees(c);
-    if (c->jk && p->be) p->be->release(p->be, c->jk);
+    if (c->jk && c->foreign) free_foreign(c->jk);
+    else if (c->jk && p->be) p->be->release(p->be, c->jk);
     if (c->prev) c->prev->next = c->next;
     else p->compiled = c->next;
     if (c->next) c->next->prev = c->prev;

@@ -145,6 +145,7 @@ struct prog_kernel {
   ir_kernel *traced;               /* the kernel as traced, kept to make ir_text */
   char *file;                      /* where the kernel was defined, for messages */
   uint64_t trees[IR_MAX_TREES / 64];  /* the trees it holds */
+  bool foreign;                    /* jk's code belongs to an AOT module (prog_kernel_adopt) */
   prog_kernel *prev, *next;
 };
 
@@ -155,6 +156,10 @@ struct prog_kernel {
 ** False with the message ("file:line: ..." for the passes). */
 bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const char *file, bool print_ir,
                          bool background, char *err, size_t errlen);
+/* Makes c (caller's memory, zeroed) a kernel of p whose code was compiled
+** elsewhere (an AOT module, module.c): k its final IR and jk its tasks
+** (both taken; jk's functions stay the module's). */
+void prog_kernel_adopt(prog_kernel *c, prog_program *p, ir_kernel *k, jit_kernel *jk, const char *file);
 /* Finishes c's compilation if it is under way; false with a message. */
 bool prog_kernel_ready(prog_kernel *c, char *err, size_t errlen);
 /* Frees what c holds and unlinks it from its program; c itself stays the

@@ -454,6 +454,9 @@ function lt.compile(...)
   end
 end
 
+-- lt.aot.module{...}: AOT modules (aot.lua, docs/aot.md)
+lt.aot = { module = function(opts) ensure_init(); return require("lattice.aot").module(opts) end }
+
 -- project()'s version in CMakeLists.txt: "MAJOR.MINOR.PATCH", and as one
 -- number MAJOR * 10000 + MINOR * 100 + PATCH (like `lattice -v` and LT_VERSION)
 lt.version = core.version

@@ -328,6 +328,33 @@ function K:compile()
   return self
 end
 
+-- k:compiled_for(types): the compiled kernel for the argument types in
+-- `types` (parameter name -> type, falling back to k's annotations), traced
+-- and compiled now if this signature is new; for AOT modules (aot.lua).
+-- Returns it and the types in parameter order.
+function K:compiled_for(given)
+  if T.active() then T.fail("kernels cannot be compiled while a kernel is traced") end
+  prepare(self)
+  local tys, key, list = {}, {}, {}
+  for i, p in ipairs(self.params) do
+    local t = given[p]
+    if t == nil then t = self.argtypes[p] end
+    if t == nil then
+      state.raise(("kernel %s: argument '%s' has no type; give it in the signature, e.g. {%s = lt.f32}")
+        :format(self.name, p, p))
+    end
+    list[i] = t
+    tys[i], key[i] = signature_part(t)
+  end
+  key = table.concat(key, ",")
+  if not self.cache[key] then
+    fieldm.materialize_current()
+    self.cache[key] = trace(self, tys)
+  end
+  self.last = self.last or self.cache[key]
+  return self.cache[key], list
+end
+
 function K:__call(...)
   if T.active() then T.fail("a kernel cannot call another kernel; call a plain Lua function instead") end
   prepare(self)

@@ -46,6 +46,12 @@ extern const cg_target cpu_target;  /* cpu_backend.c: math functions, runtime bi
 /* err = "what: <the message of e>"; consumes e (cpu_backend.c) */
 void cpu_llvm_error(LLVMErrorRef e, const char *what, char *err, size_t errlen);
 
+/* cpu_compile.c: k's optimised LLVM module for target machine tm (of
+** `triple`), symbols PREFIX_taskN; verify: check the IR LLVM made. false
+** with the message (nothing to free then). Shared with cpu_aot.c. */
+bool cpu_build(ir_kernel *k, const char *prefix, const char *triple, bool verify, LLVMContextRef ctx,
+               LLVMTargetMachineRef tm, cg_module *m, char *err, size_t errlen);
+
 /* cpu_compile.c: jit_backend.compile, compile_start, compile_wait */
 jit_kernel *cpu_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 jit_pending *cpu_compile_start(jit_backend *be, ir_kernel *k, char *err, size_t errlen);

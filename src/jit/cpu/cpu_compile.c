@@ -66,13 +66,18 @@ static bool build(const cpu_impl *im, ir_kernel *k, unsigned serial, uint64_t ha
     int n = cg_symbol_prefix(k, prefix, sizeof prefix);
     snprintf(prefix + n, sizeof prefix - (size_t)n, "_%u", serial);   /* unique symbols */
   }
+  return cpu_build(k, prefix, im->host.triple, im->debug, ctx, tm, m, err, errlen);
+}
+
+bool cpu_build(ir_kernel *k, const char *prefix, const char *triple, bool verify, LLVMContextRef ctx,
+               LLVMTargetMachineRef tm, cg_module *m, char *err, size_t errlen) {
   if (!cg_build(&cpu_target, ctx, k, prefix, m, err, errlen)) return false;
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(m->mod, dl);
   LLVMDisposeTargetData(dl);
-  LLVMSetTarget(m->mod, im->host.triple);
+  LLVMSetTarget(m->mod, triple);
   bool ok = cg_optimize(m->mod, tm, m->needs_runtime, err, errlen);
-  if (ok && im->debug) {
+  if (ok && verify) {
     char *msg = NULL;
     if (LLVMVerifyModule(m->mod, LLVMReturnStatusAction, &msg)) {
       snprintf(err, errlen, "internal error: LLVM IR invalid after optimisation: %.700s", msg);
