@@ -90,6 +90,9 @@ typedef struct lt_runtime_config {
   int threads;               /* CPU worker threads; 0: one per core */
   uint64_t device_memory;    /* bytes of the memory pool for fields; 0: the default */
   int debug;                 /* nonzero: kernels check indices and lt.assert */
+  void *pool_memory;         /* CPU only: the pool in the host's block of device_memory bytes (64-byte
+                                aligned, zeroed by the runtime, the host's again after
+                                lt_runtime_destroy); NULL: the runtime reserves its own */
 } lt_runtime_config;
 
 /* The defaults: the CPU, one thread per core, the default pool, no debug. */
@@ -236,7 +239,17 @@ LT_API lt_status lt_module_tree_type(lt_runtime rt, lt_module m, const char *nam
 /* A new instance of tree type `type`, every cell inactive and zero, in the
 ** runtime's memory pool. */
 LT_API lt_status lt_tree_create(lt_runtime rt, lt_module m, const char *type, lt_tree *out);
-/* Its memory goes back to the pool; its handle and its fields' become invalid. */
+/* The same with the instance's fixed part (dense levels, pointer tables,
+** bitmasks: the `bytes` lt_module_tree_type reports) in the host's block
+** `memory` of `size` >= bytes, 64-byte aligned (CPU runtimes only). The
+** runtime zeroes it and uses it until lt_tree_destroy, after which it is the
+** host's again; cells of pointer and dynamic levels still come from the
+** runtime's pool (which lt_runtime_config.pool_memory may also place in
+** the host's memory). */
+LT_API lt_status lt_tree_create_in(lt_runtime rt, lt_module m, const char *type, void *memory, size_t size,
+                                   lt_tree *out);
+/* Its memory goes back to the pool (or to the host: lt_tree_create_in); its
+** handle and its fields' become invalid. */
 LT_API lt_status lt_tree_destroy(lt_runtime rt, lt_tree t);
 /* Field `name` of the instance, for lt_field_read/write/read_box/write_box/
 ** shape: a scalar field by its name, a component of a vector or matrix field

@@ -9,7 +9,10 @@
 ** Writes OUT_PREFIX.u.raw (u, then the flux's x component, as f32,
 ** row-major: the bytes `lattice sparse_heat.lua --run` writes),
 ** OUT_PREFIX.totals.txt (the total heat after each step) and
-** OUT_PREFIX.pgm (u as a grey image). Build (docs/aot.md):
+** OUT_PREFIX.pgm (u as a grey image). With HEAT_HOST_MEMORY=MiB in the
+** environment the runtime's memory pool is a block of this program's own
+** memory of that size, and the tree's fixed part another
+** (lt_runtime_config.pool_memory, lt_tree_create_in). Build (docs/aot.md):
 **   cc heat_host.c -I<prefix>/include -L<prefix>/lib -llattice_rt -o heat_host
 */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime under -std=c17 */
@@ -44,6 +47,14 @@ int main(int argc, char **argv) {
   lt_runtime_config cfg;
   lt_runtime_config_default(&cfg);
   cfg.threads = argc > 4 ? atoi(argv[4]) : 1;
+  const char *host_mib = getenv("HEAT_HOST_MEMORY");
+  void *pool = NULL;
+  if (host_mib) {
+    cfg.device_memory = (uint64_t)atoi(host_mib) << 20;
+    pool = aligned_alloc(64, cfg.device_memory);
+    if (!pool) return 1;
+    cfg.pool_memory = pool;
+  }
   check(lt_runtime_create(&cfg, &rt), "lt_runtime_create");
 
   double t0 = now_ms();             /* load to first launch: what a host waits before it computes */
@@ -52,7 +63,14 @@ int main(int argc, char **argv) {
   uint64_t bytes = 0;
   check(lt_module_tree_type(rt, m, "grid", &bytes), "lt_module_tree_type");
   lt_tree g;
-  check(lt_tree_create(rt, m, "grid", &g), "lt_tree_create");
+  void *block = NULL;
+  if (host_mib) {
+    block = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!block) return 1;
+    check(lt_tree_create_in(rt, m, "grid", block, bytes, &g), "lt_tree_create_in");
+  } else {
+    check(lt_tree_create(rt, m, "grid", &g), "lt_tree_create");
+  }
   lt_kernel init, step, commit;
   check(lt_module_kernel(rt, m, "init", &init), "init");
   check(lt_module_kernel(rt, m, "step", &step), "step");
@@ -104,5 +122,7 @@ int main(int argc, char **argv) {
   check(lt_tree_destroy(rt, g), "lt_tree_destroy");
   check(lt_module_free(rt, m), "lt_module_free");
   lt_runtime_destroy(rt);
+  free(block);                     /* the host's again */
+  free(pool);
   return 0;
 }

@@ -59,8 +59,17 @@ struct jit_sparse {
   uint64_t commit_limit;             /* jit_sparse_set_commit_limit; 0: none */
   char commit_found[64];
   free_block *blocks;                /* jit_sparse_drop_tree */
+  bool borrowed_pool;                /* the pool is the host's memory (jit_sparse_create_in) */
   int nblocks, cap_blocks;
 };
+
+/* What the pool is called in messages, and what sets its size. */
+static const char *pool_name(const jit_sparse *s) {
+  return s->borrowed_pool ? "the host's memory pool (lt_runtime_config.pool_memory)" : "the memory pool";
+}
+static const char *pool_knob(const jit_sparse *s) {
+  return s->borrowed_pool ? "a larger block (lt_runtime_config.device_memory)" : "lt.init{device_memory=...}";
+}
 
 /* ---- the device, through the backend ---------------------------------------------- */
 
@@ -105,6 +114,15 @@ static bool read_header(jit_sparse *s) {
 }
 
 jit_sparse *jit_sparse_create(jit_backend *be, uint64_t pool_bytes, char *err, size_t errlen) {
+  return jit_sparse_create_in(be, pool_bytes, NULL, err, errlen);
+}
+
+jit_sparse *jit_sparse_create_in(jit_backend *be, uint64_t pool_bytes, void *memory, char *err, size_t errlen) {
+  if (memory && (!be->host_memory || pool_bytes == 0)) {
+    snprintf(err, errlen, "a memory pool in the host's memory needs a backend in host memory (the CPU) and its "
+             "size");
+    return NULL;
+  }
   if (pool_bytes == 0) pool_bytes = be->default_pool ? be->default_pool : JIT_SPARSE_DEFAULT_POOL;
   if (pool_bytes > RT_MAX_POOL) {
     snprintf(err, errlen,
@@ -129,7 +147,9 @@ jit_sparse *jit_sparse_create(jit_backend *be, uint64_t pool_bytes, char *err, s
   }
   s->be = be;
   be->error[0] = 0;
-  s->pool = be->mem_alloc(be, pool_bytes);
+  s->borrowed_pool = memory != NULL;
+  if (memory) memset(memory, 0, pool_bytes);   /* the runtime expects a zeroed pool */
+  s->pool = memory ? memory : be->mem_alloc(be, pool_bytes);
   if (!s->pool) {
     snprintf(err, errlen, "%s", be->error[0] ? be->error : "cannot allocate the memory pool");
     free(s);
@@ -157,7 +177,7 @@ jit_sparse *jit_sparse_create(jit_backend *be, uint64_t pool_bytes, char *err, s
     }
     snprintf(err, errlen, "cannot read the sparse runtime's state: %s", be->error);
   }
-  be->mem_free(be, s->pool, pool_bytes);
+  if (!s->borrowed_pool) be->mem_free(be, s->pool, pool_bytes);
   free(s);
   return NULL;
 }
@@ -166,7 +186,7 @@ void jit_sparse_destroy(jit_sparse *s) {
   if (!s) return;
   for (int t = 0; t < IR_MAX_TREES; t++) free(s->free_roots[t].v);
   free(s->blocks);
-  s->be->mem_free(s->be, s->pool, s->pool_bytes);
+  if (!s->borrowed_pool) s->be->mem_free(s->be, s->pool, s->pool_bytes);
   free(s);
 }
 
@@ -390,10 +410,10 @@ char *jit_sparse_new_instance(jit_sparse *s, const ir_program *p, int tree, char
     describe_snode(root, what, sizeof what);
     read_header(s);
     snprintf(err, errlen,
-             "out of device memory: the tree %s needs %llu bytes, but the memory pool of %llu "
-             "bytes has only %llu left; raise it with lt.init{device_memory=...}",
-             what, (unsigned long long)bytes, (unsigned long long)s->pool_bytes,
-             (unsigned long long)cells_left(s));
+             "out of device memory: the tree %s needs %llu bytes, but %s of %llu "
+             "bytes has only %llu left; raise it with %s",
+             what, (unsigned long long)bytes, pool_name(s), (unsigned long long)s->pool_bytes,
+             (unsigned long long)cells_left(s), pool_knob(s));
     /* reported here; the runtime's record would otherwise blame the next launch */
     int32_t ok = RT_RTERR_OK;
     dev_write(s, RT_FIELD(s, error), &ok, sizeof ok);
@@ -464,6 +484,13 @@ void jit_sparse_deactivate_all(jit_sparse *s, const ir_snode *level, char *root)
     rt_request req = {.op = RT_REQ_DEACTIVATE_ALL, .snode = d->id, .root = root};
     if (!fill_path(&req, d, NULL) || !dev_serve(s, &req)) return;
   }
+}
+
+void jit_sparse_release_instance(jit_sparse *s, const ir_program *p, int tree, char *root) {
+  if (!root) return;
+  jit_sparse_deactivate_all(s, p->trees[tree].root, root);
+  for (int i = 0; i < IR_MAX_SNODES; i++)
+    if (s->list_root[i] == root) s->list_root[i] = NULL;
 }
 
 void jit_sparse_free_instance(jit_sparse *s, const ir_program *p, int tree, char *root) {
@@ -626,11 +653,11 @@ bool jit_sparse_take_error(jit_sparse *s, const ir_program *p, char *msg, size_t
     snprintf(what, sizeof what, "S%d", sid);
   if (rt->error == RT_RTERR_POOL)
     snprintf(msg, len,
-             "out of device memory: SNode %s requested %lld bytes, but the memory pool of %llu "
-             "bytes has only %llu left; raise it with lt.init{device_memory=...} or deactivate "
+             "out of device memory: SNode %s requested %lld bytes, but %s of %llu "
+             "bytes has only %llu left; raise it with %s or deactivate "
              "cells sooner (the write that failed was lost)",
-             what, (long long)rt->error_bytes, (unsigned long long)rt->pool_size,
-             (unsigned long long)cells_left(s));
+             what, (long long)rt->error_bytes, pool_name(s), (unsigned long long)rt->pool_size,
+             (unsigned long long)cells_left(s), pool_knob(s));
   else
     rt_runtime_describe_error(rt, what, msg, len);
   /* error, error_snode and error_bytes are adjacent: clear them in one write */

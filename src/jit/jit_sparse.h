@@ -45,6 +45,9 @@ typedef struct jit_backend jit_backend;
 ** places the runtime state in it (be->serve); NULL with a message in err on
 ** failure. be must outlive the jit_sparse: destroy this first. */
 jit_sparse *jit_sparse_create(jit_backend *be, uint64_t pool_bytes, char *err, size_t errlen);
+/* The same with the pool in the host's memory (pool_bytes at memory, which
+** is zeroed here and never freed; only for a backend in host memory). */
+jit_sparse *jit_sparse_create_in(jit_backend *be, uint64_t pool_bytes, void *memory, char *err, size_t errlen);
 void jit_sparse_destroy(jit_sparse *s);
 /* The runtime state's device address (rt_context.runtime). */
 rt_runtime *jit_sparse_runtime(jit_sparse *s);
@@ -78,6 +81,10 @@ char *jit_sparse_new_instance(jit_sparse *s, const ir_program *p, int tree, char
 ** to the allocators of the tree's SNodes) and keeps the root container for
 ** the next jit_sparse_new_instance of the same tree. */
 void jit_sparse_free_instance(jit_sparse *s, const ir_program *p, int tree, char *root);
+/* The same for a root container the runtime did not allocate (the host's
+** memory, lt_tree_create_in): its cells go back, the container stays the
+** caller's. */
+void jit_sparse_release_instance(jit_sparse *s, const ir_program *p, int tree, char *root);
 
 /* Host access to the element of `place` at virtual indices idx in the
 ** instance `root`: the device address of its value. activate: activates the sparse cells on the way and never

@@ -152,6 +152,7 @@ prog_config capi_prog_config(const capi_runtime *rt) {
     .threads = rt->cfg.threads,
     .debug = rt->cfg.debug != 0,
     .pool_bytes = (int64_t)rt->cfg.device_memory,
+    .pool_memory = rt->cfg.pool_memory,
   };
 }
 
@@ -170,6 +171,9 @@ lt_status lt_runtime_create(const lt_runtime_config *cfg, lt_runtime *out) {
   if (c.device_memory > (uint64_t)INT64_MAX)
     return invalid(LT_ERROR_INVALID_ARGUMENT, fn, "device_memory of %llu bytes is too large",
                    (unsigned long long)c.device_memory);
+  if (c.pool_memory && (c.arch != LT_ARCH_CPU || c.device_memory == 0 || (uintptr_t)c.pool_memory % 64 != 0))
+    return invalid(LT_ERROR_INVALID_ARGUMENT, fn, "pool_memory needs arch LT_ARCH_CPU, its size in device_memory "
+                   "and 64-byte alignment");
   capi_runtime *rt = calloc(1, sizeof *rt);
   if (!rt) return invalid(LT_ERROR_OUT_OF_MEMORY, fn, "out of memory");
   rt->cfg = c;

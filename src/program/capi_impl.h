@@ -23,6 +23,7 @@ typedef struct capi_instance {
   char *root;
   int tree;                        /* its tree slot */
   uint64_t module;                 /* the module handle's id */
+  bool host;                       /* root is the host's memory (lt_tree_create_in) */
   struct capi_instance *next;
 } capi_instance;
 

@@ -64,7 +64,8 @@ static void drop_fields(capi_runtime *rt, capi_instance *in) {
 
 static void destroy_instance(capi_runtime *rt, capi_instance *in) {
   if (!in || !in->root) return;
-  prog_instance_free(capi_program(rt), in->tree, in->root);
+  if (in->host) prog_instance_release(capi_program(rt), in->tree, in->root);
+  else prog_instance_free(capi_program(rt), in->tree, in->root);
   in->root = NULL;
   drop_fields(rt, in);
 }
@@ -128,8 +129,8 @@ lt_status lt_module_tree_type(lt_runtime h, lt_module m, const char *name, uint6
   return st;
 }
 
-lt_status lt_tree_create(lt_runtime h, lt_module m, const char *type, lt_tree *out) {
-  const char *fn = "lt_tree_create";
+static lt_status tree_create(lt_runtime h, lt_module m, const char *type, void *memory, size_t size, lt_tree *out,
+                             const char *fn) {
   lt_status st;
   capi_obj *o;
   capi_runtime *rt = enter_module(h, m, fn, &o, &st);
@@ -141,12 +142,25 @@ lt_status lt_tree_create(lt_runtime h, lt_module m, const char *type, lt_tree *o
   }
   out->id = 0;
   int t = find_tree(rt, o, type, fn, &st);
+  prog_program *p = capi_program(rt);
+  if (t >= 0 && memory) {
+    int64_t need = o->mod->trees[t].bytes;
+    if (!p->be->host_memory)
+      st = capi_fail(rt, LT_ERROR_UNSUPPORTED, fn, "tree instances in the host's memory need a CPU runtime");
+    else if ((uintptr_t)memory % 64 != 0)
+      st = capi_fail(rt, LT_ERROR_INVALID_ARGUMENT, fn, "the block for tree type '%s' is not 64-byte aligned", type);
+    else if (size < (size_t)need)
+      st = capi_fail(rt, LT_ERROR_SHAPE, fn, "tree type '%s' needs a block of %lld bytes, got %zu", type,
+                     (long long)need, size);
+    if (st != LT_OK) t = -1;
+  }
   if (t >= 0) {
     uint64_t module = o->module;     /* o moves when an object is added */
     int slot = o->mod->trees[t].root->tree;
     char err[768] = "";
     capi_instance *in = capi_instance_new(rt);
-    char *root = in ? prog_instance_new(capi_program(rt), slot, err, sizeof err) : NULL;
+    char *root = !in ? NULL : memory ? memory : prog_instance_new(p, slot, err, sizeof err);
+    if (in && memory) prog_instance_adopt(p, slot, root);
     uint64_t id;
     capi_obj *q = root ? capi_new_obj(rt, OBJ_TREE, fn, &id) : NULL;
     if (!in) {
@@ -154,12 +168,14 @@ lt_status lt_tree_create(lt_runtime h, lt_module m, const char *type, lt_tree *o
     } else if (!root) {
       st = capi_fail(rt, LT_ERROR_OUT_OF_MEMORY, fn, "tree type '%s': %s", type, err);
     } else if (!q) {
-      prog_instance_free(capi_program(rt), slot, root);
+      if (memory) prog_instance_release(p, slot, root);
+      else prog_instance_free(p, slot, root);
       st = LT_ERROR_OUT_OF_MEMORY;
     } else {
       in->root = root;
       in->tree = slot;
       in->module = module;
+      in->host = memory != NULL;
       q->inst = in;
       q->module = module;
       q->index = t;
@@ -168,6 +184,22 @@ lt_status lt_tree_create(lt_runtime h, lt_module m, const char *type, lt_tree *o
   }
   capi_leave(rt);
   return st;
+}
+
+lt_status lt_tree_create(lt_runtime h, lt_module m, const char *type, lt_tree *out) {
+  return tree_create(h, m, type, NULL, 0, out, "lt_tree_create");
+}
+
+lt_status lt_tree_create_in(lt_runtime h, lt_module m, const char *type, void *memory, size_t size, lt_tree *out) {
+  if (!memory) {
+    lt_status st;
+    capi_runtime *rt = capi_enter(h, "lt_tree_create_in", &st);
+    if (!rt) return st;
+    st = capi_fail(rt, LT_ERROR_INVALID_ARGUMENT, "lt_tree_create_in", "memory is NULL");
+    capi_leave(rt);
+    return st;
+  }
+  return tree_create(h, m, type, memory, size, out, "lt_tree_create_in");
 }
 
 lt_status lt_tree_destroy(lt_runtime h, lt_tree t) {

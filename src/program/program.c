@@ -151,7 +151,9 @@ prog_program *prog_create(const prog_config *cfg, char *err, size_t errlen) {
   uint64_t bytes = 0;
   char src[160];
   bool sized = pool_size(p->be, cfg, &bytes, src, sizeof src);
-  p->sparse = sized ? jit_sparse_create(p->be, bytes, why, sizeof why) : NULL;
+  p->sparse = !sized ? NULL
+              : cfg->pool_memory ? jit_sparse_create_in(p->be, bytes, cfg->pool_memory, why, sizeof why)
+                                 : jit_sparse_create(p->be, bytes, why, sizeof why);
   if (!p->sparse) {
     if (!sized)
       snprintf(err, errlen, "%s is less than one byte; give a larger share, or device_memory in bytes", src);
@@ -163,7 +165,7 @@ prog_program *prog_create(const prog_config *cfg, char *err, size_t errlen) {
     free(p);
     return NULL;
   }
-  if (p->be->host_memory)
+  if (p->be->host_memory && !cfg->pool_memory)
     host_memory_limit(p, cfg->memory_limit, bytes, cfg->pool_bytes > 0 || cfg->pool_fraction > 0, src);
   p->ir = ir_program_new();
   p->debug = cfg->debug;

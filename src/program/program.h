@@ -37,6 +37,7 @@ typedef struct {
   int threads;                     /* <= 0: one per core */
   bool debug, fma;
   int64_t pool_bytes;              /* > 0: the pool's size */
+  void *pool_memory;               /* the host's block of pool_bytes for the pool (CPU), or NULL */
   double pool_fraction;            /* > 0: this share of the device's memory */
   int64_t memory_limit;            /* host memory to assume (LT_MEMORY_LIMIT); 0: RAM + swap */
   const char *cuda_driver;         /* NULL: libcuda.so.1 (tests name the mock) */
@@ -107,6 +108,12 @@ bool prog_tree_materialize(prog_program *p, const ir_snode *root, bool make_inst
 ** the message (pool exhausted). */
 char *prog_instance_new(prog_program *p, int tree, char *err, size_t errlen);
 void prog_instance_free(prog_program *p, int tree, char *root);
+/* An instance of tree `tree` whose root container is the caller's memory
+** (tree bytes, zeroed here; the CPU only): it holds its tree until
+** prog_instance_release, which gives its cells back and leaves the memory
+** to the caller. */
+void prog_instance_adopt(prog_program *p, int tree, char *root);
+void prog_instance_release(prog_program *p, int tree, char *root);
 /* Appends value (the bytes of one element of its field) to dynamic level s
 ** with one place, at the parent's cell idx; the element's index, or -1 with
 ** the message (the list is full, the pool is exhausted). what names s. */

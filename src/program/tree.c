@@ -4,6 +4,7 @@
 ** holding its tree), and appending to a dynamic level from the host.
 */
 #include <stdio.h>
+#include <string.h>
 
 #include "program.h"
 
@@ -29,6 +30,17 @@ char *prog_instance_new(prog_program *p, int tree, char *err, size_t errlen) {
 void prog_instance_free(prog_program *p, int tree, char *root) {
   if (!root || !p || !p->ir || !p->sparse) return;
   jit_sparse_free_instance(p->sparse, p->ir, tree, root);
+  p->tree_holds[tree]--;
+}
+
+void prog_instance_adopt(prog_program *p, int tree, char *root) {
+  memset(root, 0, (size_t)p->ir->trees[tree].bytes);
+  p->tree_holds[tree]++;
+}
+
+void prog_instance_release(prog_program *p, int tree, char *root) {
+  if (!root || !p || !p->ir || !p->sparse) return;
+  jit_sparse_release_instance(p->sparse, p->ir, tree, root);
   p->tree_holds[tree]--;
 }
 

@@ -42,6 +42,10 @@ check "totals within 1e-5 with 2 threads" "ok" "$(paste "$tmp/aot2.totals.txt" "
   { d = $2 - $4; if (d < 0) d = -d; m = $4 < 0 ? -$4 : $4; if (d > 1e-5 * m) bad++ } END { print bad ? "off" : "ok" }')"
 check "the totals are not all zero" "yes" "$(awk '$2 != 0 { n++ } END { print (n > 0 ? "yes" : "no") }' "$tmp/aot1.totals.txt")"
 
+HEAT_HOST_MEMORY=16 "$tmp/host" "$tmp/heat.ltm" "$tmp/aoth" $STEPS 1 > /dev/null 2>&1
+check "pool and tree in the host's memory: the same fields" "same" "$(cmp "$tmp/aoth.u.raw" "$tmp/jit.u.raw" && echo same)"
+check "... and totals" "same" "$(cmp "$tmp/aoth.totals.txt" "$tmp/jit.totals.txt" && echo same)"
+
 # a module for a newer CPU than this one is refused, naming what is missing
 if ! grep -qw avx512f /proc/cpuinfo; then
   "$LATTICE" "$SRC/examples/aot/sparse_heat.lua" --save "$tmp/v4.ltm" --cpu x86-64-v4 > /dev/null 2>&1
