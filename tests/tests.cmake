@@ -104,6 +104,11 @@ endif()
 # that the mock runs kernels (thread by thread). Not part of Lattice.
 add_executable(lattice-mockgpu ${REPL_SRC} ${CMAKE_SOURCE_DIR}/tests/cuda/cuda_emulate.c)
 target_link_libraries(lattice-mockgpu PRIVATE lattice_static PkgConfig::EDIT)
+# heat_host_mockgpu: examples/aot/heat_host.c the same way, so that an AOT
+# module's PTX is loaded by the CUDA backend and run by the mock
+# (tests/cli/aot.sh)
+add_executable(heat_host_mockgpu ${CMAKE_SOURCE_DIR}/examples/aot/heat_host.c ${CMAKE_SOURCE_DIR}/tests/cuda/cuda_emulate.c)
+target_link_libraries(heat_host_mockgpu PRIVATE lattice_static)
 
 # mockgpu/: the same scripts on the CUDA backend talking to the mock driver,
 # which runs the host builds of the kernels' PTX entries one GPU thread after
@@ -156,7 +161,7 @@ foreach(src ${CLI_TESTS})
   get_filename_component(name ${src} NAME_WE)
   add_test(NAME cli/${name} COMMAND bash ${src} $<TARGET_FILE:lattice>)
   set_tests_properties(cli/${name} PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT
-    "LT_BUILD_DIR=${CMAKE_BINARY_DIR};LT_CC=${CMAKE_C_COMPILER};LT_CXX=${LT_HOST_CXX};LT_HOST_CFLAGS=${LT_HOST_CFLAGS}")
+    "LT_BUILD_DIR=${CMAKE_BINARY_DIR};LT_CC=${CMAKE_C_COMPILER};LT_CXX=${LT_HOST_CXX};LT_HOST_CFLAGS=${LT_HOST_CFLAGS};LT_MOCK_CUDA_DRIVER=$<TARGET_FILE:lt_mock_cuda>;LT_PTXAS=${PTXAS};LT_LIBDEVICE_PATH=${LIBDEVICE}")
 endforeach()
 
 # ---- the launch schedule and the sparse runtime's host side compile without

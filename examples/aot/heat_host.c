@@ -12,7 +12,10 @@
 ** OUT_PREFIX.pgm (u as a grey image). With HEAT_HOST_MEMORY=MiB in the
 ** environment the runtime's memory pool is a block of this program's own
 ** memory of that size, and the tree's fixed part another
-** (lt_runtime_config.pool_memory, lt_tree_create_in). Build (docs/aot.md):
+** (lt_runtime_config.pool_memory, lt_tree_create_in). With HEAT_HOST_ARCH=cuda
+** the runtime runs on the GPU (the module must hold PTX: sparse_heat.lua
+** --cuda; liblattice, as liblattice_rt runs on the CPU only so far). Build
+** (docs/aot.md):
 **   cc heat_host.c -I<prefix>/include -L<prefix>/lib -llattice_rt -o heat_host
 */
 #define _POSIX_C_SOURCE 200809L   /* clock_gettime under -std=c17 */
@@ -47,6 +50,8 @@ int main(int argc, char **argv) {
   lt_runtime_config cfg;
   lt_runtime_config_default(&cfg);
   cfg.threads = argc > 4 ? atoi(argv[4]) : 1;
+  const char *arch = getenv("HEAT_HOST_ARCH");
+  if (arch && arch[0] == 'c' && arch[1] == 'u') cfg.arch = LT_ARCH_CUDA;
   const char *host_mib = getenv("HEAT_HOST_MEMORY");
   void *pool = NULL;
   if (host_mib) {

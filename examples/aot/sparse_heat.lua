@@ -4,7 +4,10 @@
 -- simulation run here by the JIT, writing the same output files, so the two
 -- can be compared bit for bit (tests/cli/aot.sh).
 --
---   lattice examples/aot/sparse_heat.lua --save heat.ltm [--cpu x86-64-v3]
+--   lattice examples/aot/sparse_heat.lua --save heat.ltm [--cpu x86-64-v3] [--cuda] [--sm sm_80,...] [--no-cpu]
+--
+-- --cuda adds PTX for sm_70 and sm_90 (--sm: for these SMs instead); --no-cpu
+-- leaves the CPU's machine code out.
 --   lattice examples/aot/sparse_heat.lua --run OUT_PREFIX [--steps N]
 --
 -- The grid is a pointer level of 16 x 16 blocks of 8 x 8 cells (128 x 128
@@ -12,17 +15,23 @@
 -- active blocks (inactive cells read as zero: a cold, absorbing border).
 local lt = require "lattice"
 
-local mode, arg1, cpu, steps = nil, nil, nil, 200
+local mode, arg1, cpu, steps, cuda, sms, no_cpu = nil, nil, nil, 200, false, { "sm_70", "sm_90" }, false
 local i = 1
 while arg[i] do
   local a = arg[i]
   if a == "--save" or a == "--run" then mode, arg1 = a:sub(3), arg[i + 1]; i = i + 2
   elseif a == "--cpu" then cpu = arg[i + 1]; i = i + 2
+  elseif a == "--cuda" then cuda = true; i = i + 1   -- PTX for GPUs too
+  elseif a == "--sm" then
+    cuda, sms = true, {}
+    for sm in arg[i + 1]:gmatch("[^,]+") do sms[#sms + 1] = sm end
+    i = i + 2
+  elseif a == "--no-cpu" then no_cpu = true; i = i + 1
   elseif a == "--steps" then steps = math.tointeger(tonumber(arg[i + 1])); i = i + 2
   else error("unknown argument " .. a) end
 end
 if not mode or not arg1 then
-  io.stderr:write("usage: lattice sparse_heat.lua --save FILE.ltm [--cpu x86-64-v3] | --run OUT_PREFIX [--steps N]\n")
+  io.stderr:write("usage: lattice sparse_heat.lua --save FILE.ltm [--cpu x86-64-v3] [--cuda] | --run OUT_PREFIX [--steps N]\n")
   os.exit(2)
 end
 
@@ -71,7 +80,8 @@ local commit = lt.kernel(function(g)
 end, { g = Grid })
 
 if mode == "save" then
-  local m = lt.aot.module { arch = "cpu", cpu = cpu }
+  local arch = no_cpu and { "cuda" } or cuda and { "cpu", "cuda" } or "cpu"
+  local m = lt.aot.module { arch = arch, cpu = cpu, sm = cuda and sms or nil }
   m:add_tree_type("grid", Grid)
   m:add_kernel("init", init)
   m:add_kernel("step", step)

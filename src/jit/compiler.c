@@ -23,6 +23,8 @@ static const jit_compiler compiler = {
   .backend = backend_create,
   .check_ptx = jit_ptxas_check,
   .cpu_module = jit_cpu_module,
+  .cuda_module_ptx = jit_cuda_module_ptx,
+  .check_ptx_text = jit_ptxas_text,
 };
 
 const jit_compiler *jit_default_compiler(void) { return &compiler; }

@@ -145,6 +145,12 @@ struct jit_backend {
 
   void (*release)(jit_backend *be, jit_kernel *jk);
   void (*destroy)(jit_backend *be);
+  /* AOT modules on a GPU: the device's SM ("sm_90"), and a kernel made from
+  ** PTX compiled elsewhere (entries PREFIX_taskN) for k, its final IR;
+  ** released with `release`. NULL on backends without a GPU. */
+  const char *device_sm;
+  jit_kernel *(*load_ptx)(jit_backend *be, ir_kernel *k, const char *ptx, const char *prefix, char *err,
+                          size_t errlen);
   void *impl;
 };
 
@@ -191,6 +197,11 @@ typedef struct {
   ** `cpu` (jit_cpu_module); NULL without the compiler */
   bool (*cpu_module)(ir_kernel *const *ks, int n, const char *cpu, const jit_options *o, void **so, size_t *len,
                      char *err, size_t errlen);
+  /* ... and their PTX (jit_cuda_module_ptx), and the PTX check of it
+  ** (jit_ptxas_text) */
+  char *(*cuda_module_ptx)(ir_kernel *k, int index, const char *sm, const jit_options *o, char *err, size_t errlen);
+  bool (*check_ptx_text)(const char *ptx, const char *sm, const char *what, const char *ptxas, const jit_options *o,
+                         char *err, size_t errlen);
 } jit_compiler;
 const jit_compiler *jit_default_compiler(void);
 
@@ -245,5 +256,14 @@ char *jit_find_libdevice(const jit_options *o);
 ** `ptxas`, its file in o->tmpdir; false with ptxas's complaint in err when
 ** it does not assemble (ptx_check.c). */
 bool jit_ptxas_check(ir_kernel *k, const char *ptxas, const jit_options *o, char *err, size_t errlen);
+/* Assembles PTX text made for `sm` with that ptxas (sm_70 as the oldest SM
+** it has); false with ptxas's complaint naming `what` (ptx_check.c). */
+bool jit_ptxas_text(const char *ptx, const char *sm, const char *what, const char *ptxas, const jit_options *o,
+                    char *err, size_t errlen);
+
+/* The PTX of kernel k (offloaded, final) for `sm` as an AOT module holds it:
+** entries ltm<index>_task<N>, libdevice linked when it is found (o) and
+** needed; malloc'd, or NULL with the message (src/jit/cuda/cuda_aot.c). */
+char *jit_cuda_module_ptx(ir_kernel *k, int index, const char *sm, const jit_options *o, char *err, size_t errlen);
 
 #endif

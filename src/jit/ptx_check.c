@@ -42,18 +42,12 @@ static int run_capture(const char *cmd, char *out, size_t len) {
   return pclose(f);
 }
 
-bool jit_ptxas_check(ir_kernel *k, const char *ptxas, const jit_options *o, char *err, size_t errlen) {
-  if (strchr(ptxas, '\'')) {
-    snprintf(err, errlen, "the ptxas path '%s' contains a quote", ptxas);
+bool jit_ptxas_text(const char *ptx, const char *sm, const char *what, const char *ptxas, const jit_options *o,
+                    char *err, size_t errlen) {
+  if (strchr(ptxas, '\'') || !sm || strlen(sm) > 10 || strspn(sm, "sm_0123456789a") != strlen(sm)) {
+    snprintf(err, errlen, "the ptxas path '%s' contains a quote, or '%s' is no SM", ptxas, sm ? sm : "");
     return false;
   }
-  /* with libdevice, as the CUDA backend compiles */
-  char *libdevice = jit_find_libdevice(o);
-  cg_module info;
-  char *ptx = cg_ptx_kernel(k, "sm_70", libdevice != NULL, libdevice, &info, err, errlen);
-  free(libdevice);
-  if (!ptx) return false;
-  cg_module_free(&info);
   char path[512];
   const char *dir = o ? o->tmpdir : NULL;
   snprintf(path, sizeof path, "%s/lattice_ptx_XXXXXX", dir && *dir && !strchr(dir, '\'') ? dir : "/tmp");
@@ -62,21 +56,36 @@ bool jit_ptxas_check(ir_kernel *k, const char *ptxas, const jit_options *o, char
   if (!f) {
     snprintf(err, errlen, "cannot write a temporary file for ptxas");
     if (fd >= 0) close(fd);
-    free(ptx);
     return false;
   }
   bool wrote = fputs(ptx, f) >= 0;
   wrote &= fclose(f) == 0;
-  free(ptx);
+  /* sm_70 PTX is assembled as the oldest target this ptxas has */
+  const char *arch = strcmp(sm, "sm_70") == 0 ? assemble_arch(ptxas) : sm;
   char cmd[1400], out[600];
-  snprintf(cmd, sizeof cmd, "'%s' -arch=%s -c '%s' -o /dev/null 2>&1", ptxas, assemble_arch(ptxas), path);
+  snprintf(cmd, sizeof cmd, "'%s' -arch=%s -c '%s' -o /dev/null 2>&1", ptxas, arch, path);
   int rc = wrote ? run_capture(cmd, out, sizeof out) : -1;
   if (rc != 0) {
     /* the file stays for inspection */
-    snprintf(err, errlen, "ptxas rejected the PTX of kernel %s (kept in %s): %s", k->name, path,
+    snprintf(err, errlen, "ptxas rejected the PTX of %s for %s (kept in %s): %s", what, arch, path,
              wrote ? out : "could not write it");
     return false;
   }
   unlink(path);
   return true;
+}
+
+bool jit_ptxas_check(ir_kernel *k, const char *ptxas, const jit_options *o, char *err, size_t errlen) {
+  /* with libdevice, as the CUDA backend compiles */
+  char *libdevice = jit_find_libdevice(o);
+  cg_module info;
+  char *ptx = cg_ptx_kernel(k, "sm_70", libdevice != NULL, libdevice, NULL, &info, err, errlen);
+  free(libdevice);
+  if (!ptx) return false;
+  cg_module_free(&info);
+  char what[300];
+  snprintf(what, sizeof what, "kernel %s", k->name);
+  bool ok = jit_ptxas_text(ptx, "sm_70", what, ptxas, o, err, errlen);
+  free(ptx);
+  return ok;
 }

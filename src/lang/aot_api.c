@@ -130,7 +130,7 @@ static int l_aot_check(lua_State *L) {
   return 0;
 }
 
-/* core.aot_save(prog, path, cpu|nil, trees, kernels) */
+/* core.aot_save(prog, path, cpu|nil, trees, kernels, has_cpu, {sm...}) */
 static int l_aot_save(lua_State *L) {
   prog_program *p = lang_check_program(L, 1);
   const char *path = luaL_checkstring(L, 2);
@@ -148,6 +148,17 @@ static int l_aot_save(lua_State *L) {
     lua_pop(L, 1);
   }
   spec.kernels = ks;
+  spec.has_cpu = lua_toboolean(L, 6);
+  luaL_checktype(L, 7, LUA_TTABLE);
+  spec.nsms = (int)luaL_len(L, 7);
+  if (spec.nsms > MOD_MAX_SMS) return luaL_error(L, "at most %d SMs in a module", MOD_MAX_SMS);
+  const char *sms[MOD_MAX_SMS];
+  for (int i = 0; i < spec.nsms; i++) {
+    lua_geti(L, 7, i + 1);
+    sms[i] = luaL_checkstring(L, -1);   /* the list keeps it alive */
+    lua_pop(L, 1);
+  }
+  spec.sms = sms;
   char err[2048] = "";
   if (!prog_module_save(p, &spec, path, err, sizeof err)) return luaL_error(L, "lt.aot: saving %s: %s", path, err);
   return 0;

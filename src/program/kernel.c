@@ -186,11 +186,12 @@ bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const ch
   return true;
 }
 
-void prog_kernel_adopt(prog_kernel *c, prog_program *p, ir_kernel *k, jit_kernel *jk, const char *file) {
+void prog_kernel_adopt(prog_kernel *c, prog_program *p, ir_kernel *k, jit_kernel *jk, const char *file,
+                       bool foreign) {
   c->k = k;
   c->jk = jk;
   c->prog = p;
-  c->foreign = true;
+  c->foreign = foreign;
   c->next = p->compiled;
   if (p->compiled) p->compiled->prev = c;
   p->compiled = c;

@@ -84,6 +84,50 @@ static bool load_code(prog_module *m, char *err, size_t errlen) {
   return true;
 }
 
+/* The SM number of "sm_86" (86), 0 when it is not one. */
+static int sm_number(const char *sm) {
+  int n = 0;
+  return sscanf(sm, "sm_%d", &n) == 1 && n > 0 ? n : 0;
+}
+
+/* The CUDA section to load on a GPU of SM `device`: the newest SM not
+** newer than the device (PTX runs on later GPUs); NULL with the message. */
+static const mod_cuda *pick_ptx(const prog_module *m, const char *device, char *err, size_t errlen) {
+  const mod_cuda *best = NULL;
+  int have = sm_number(device);
+  for (int i = 0; i < m->ncuda; i++) {
+    int n = sm_number(m->cuda[i].sm);
+    if (n && n <= have && (!best || n > sm_number(best->sm))) best = &m->cuda[i];
+  }
+  if (!best) {
+    char list[200] = "";
+    size_t at = 0;
+    for (int i = 0; i < m->ncuda && at < sizeof list; i++)
+      at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "", m->cuda[i].sm);
+    snprintf(err, errlen, "%s: %s; this GPU is %s (save the module with lt.aot.module{arch = {\"cpu\", \"cuda\"}, "
+             "sm = {\"%s\"}})", m->file, m->ncuda ? "its PTX is for newer GPUs" : "it holds no PTX (arch = \"cpu\")",
+             device, device);
+    if (m->ncuda) snprintf(err + strlen(err), errlen - strlen(err), "; it has PTX for %s", list);
+  }
+  return best;
+}
+
+/* Kernel i of m as a prog_kernel of p, its tasks made from the section's PTX by the backend. */
+static bool make_gpu_kernel(prog_module *m, int i, prog_program *p, const mod_cuda *code, char *err,
+                            size_t errlen) {
+  mod_kernel *mk = &m->kernels[i];
+  char prefix[32], why[1024] = "";
+  snprintf(prefix, sizeof prefix, "ltm%d", i);
+  jit_kernel *jk = p->be->load_ptx(p->be, mk->k, code->ptx[i], prefix, why, sizeof why);
+  if (!jk) {
+    snprintf(err, errlen, "%s: kernel '%s': its PTX for %s does not load: %s", m->file, mk->name, code->sm, why);
+    return false;
+  }
+  prog_kernel_adopt(&m->loaded[i], p, mk->k, jk, mk->file, false);
+  mk->k = NULL;
+  return true;
+}
+
 /* Kernel i of m as a prog_kernel of p, its tasks the code's symbols. */
 static bool make_kernel(prog_module *m, int i, prog_program *p, char *err, size_t errlen) {
   mod_kernel *mk = &m->kernels[i];
@@ -118,7 +162,7 @@ static bool make_kernel(prog_module *m, int i, prog_program *p, char *err, size_
   jk->tasks = tasks;
   jk->needs_runtime = true;
   jk->gtmp_bytes = k->gtmp_size;
-  prog_kernel_adopt(&m->loaded[i], p, k, jk, mk->file);
+  prog_kernel_adopt(&m->loaded[i], p, k, jk, mk->file, true);
   mk->k = NULL;                    /* the prog_kernel's now */
   return true;
 }
@@ -131,16 +175,23 @@ prog_module *prog_module_load_bytes(prog_program *p, const void *data, size_t n,
   }
   prog_module *m = prog_module_read(data, n, file, err, errlen);
   if (!m) return NULL;
-  char missing[512];
-  prog_module_missing_features(m, missing, sizeof missing);
-  if (missing[0]) {
-    snprintf(err, errlen, "%s: its code was compiled for CPU %s and needs %s, which this CPU lacks; save the module "
-             "for an older CPU (lt.aot.module{cpu = \"x86-64-v2\"})", m->file, m->cpu, missing);
+  bool gpu = p->be->load_ptx != NULL;
+  const mod_cuda *ptx = NULL;
+  if (gpu && !(ptx = pick_ptx(m, p->be->device_sm ? p->be->device_sm : "?", err, errlen))) {
     prog_module_free_data(m);
     return NULL;
   }
-  if (strcmp(p->be->name, "cpu") != 0) {
-    snprintf(err, errlen, "%s: the module holds CPU code; the runtime runs on %s", m->file, p->be->name);
+  if (!gpu && !m->code && m->nkernels) {
+    snprintf(err, errlen, "%s: it holds no CPU code (saved with arch = \"cuda\"); this runtime runs on the CPU",
+             m->file);
+    prog_module_free_data(m);
+    return NULL;
+  }
+  char missing[512];
+  if (!gpu) prog_module_missing_features(m, missing, sizeof missing);
+  if (!gpu && missing[0]) {
+    snprintf(err, errlen, "%s: its code was compiled for CPU %s and needs %s, which this CPU lacks; save the module "
+             "for an older CPU (lt.aot.module{cpu = \"x86-64-v2\"})", m->file, m->cpu, missing);
     prog_module_free_data(m);
     return NULL;
   }
@@ -169,8 +220,9 @@ prog_module *prog_module_load_bytes(prog_program *p, const void *data, size_t n,
   m->loaded = calloc((size_t)(m->nkernels ? m->nkernels : 1), sizeof *m->loaded);
   ok = m->loaded != NULL;
   if (!ok) snprintf(err, errlen, "%s: out of memory", m->file);
-  if (ok && m->nkernels) ok = load_code(m, err, errlen);
-  for (int i = 0; ok && i < m->nkernels; i++) ok = make_kernel(m, i, p, err, errlen);
+  if (ok && m->nkernels && !gpu) ok = load_code(m, err, errlen);
+  for (int i = 0; ok && i < m->nkernels; i++)
+    ok = gpu ? make_gpu_kernel(m, i, p, ptx, err, errlen) : make_kernel(m, i, p, err, errlen);
   if (!ok) {
     prog_module_free(m);
     return NULL;

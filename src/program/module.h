@@ -22,7 +22,8 @@
 **   section  u32 tag  u32 flags (bit 0: required)  u64 length  payload
 **   trailer  u64 FNV-1a (jit_hash) of every byte before it
 ** Strings are u32 length + bytes. Sections, in order: one INFO, TREE per
-** tree type, KERNEL per kernel, one CPU_CODE. A reader skips a section it
+** tree type, KERNEL per kernel, then the code: one CPU_CODE (a module for
+** the CPU) and one CUDA per SM (for GPUs: every kernel's PTX). A reader skips a section it
 ** does not know unless the section is marked required; then it refuses the
 ** file naming the tag (how later formats add to this one, docs/aot.md).
 */
@@ -44,6 +45,7 @@ enum {
   MOD_SEC_TREE = 2,
   MOD_SEC_KERNEL = 3,
   MOD_SEC_CPU_CODE = 4,
+  MOD_SEC_CUDA = 5,
   MOD_SEC_REQUIRED = 1      /* section flag */
 };
 
@@ -53,7 +55,8 @@ enum {
   MOD_MAX_TREES = 64,
   MOD_MAX_KERNELS = 1024,
   MOD_MAX_FIELDS = 256,
-  MOD_MAX_PARAMS = 16
+  MOD_MAX_PARAMS = 16,
+  MOD_MAX_SMS = 8
 };
 #define MOD_MAX_FILE ((uint64_t)1 << 30)
 
@@ -122,6 +125,12 @@ typedef struct {
   ir_kernel *k;                    /* parsed (prog_module_check) */
 } mod_kernel;
 
+/* The PTX of every kernel for one SM. */
+typedef struct {
+  char sm[16];                     /* "sm_70" */
+  char **ptx;                      /* nkernels texts */
+} mod_cuda;
+
 typedef struct prog_module prog_module;
 struct prog_module {
   char file[512];                  /* for messages */
@@ -134,8 +143,10 @@ struct prog_module {
   mod_tree *trees;
   int nkernels;
   mod_kernel *kernels;
-  const unsigned char *code;       /* the CPU code: a shared object (points into `bytes`) */
+  const unsigned char *code;       /* the CPU code: a shared object (points into `bytes`); NULL: none */
   size_t code_len;
+  int ncuda;
+  mod_cuda cuda[MOD_MAX_SMS];      /* PTX per SM, in the file's order */
   unsigned char *bytes;            /* the file */
   size_t nbytes;
   /* module.c: in a program */
@@ -188,7 +199,10 @@ typedef struct {
   const mod_param *params;
 } mod_kernel_spec;
 typedef struct {
+  bool has_cpu;                    /* machine code for x86-64 */
   const char *cpu;                 /* NULL: the portable default (PROG_MODULE_DEFAULT_CPU) */
+  int nsms;                        /* PTX for each of these SMs ("sm_70") */
+  const char *const *sms;
   int ntrees;
   const mod_tree_spec *trees;
   int nkernels;

@@ -100,7 +100,7 @@ static bool read_info(prog_module *m, cursor *c, char *err, size_t errlen) {
   get_str(c, m->cpu, sizeof m->cpu);
   get_str(c, m->features, sizeof m->features);
   if (c->bad) return fail(err, errlen, m, c, "truncated or malformed (Lattice version, target, CPU, features)");
-  if (strcmp(m->triple, "x86_64-unknown-linux-gnu") != 0)
+  if (m->triple[0] && strcmp(m->triple, "x86_64-unknown-linux-gnu") != 0)
     return fail(err, errlen, m, c, "the module's code is for target '%s'; this runtime runs x86_64-unknown-linux-gnu",
                 m->triple);
   return true;
@@ -172,9 +172,11 @@ static bool read_tree(prog_module *m, cursor *c, char *err, size_t errlen) {
     f->ncomp = (int)get_u32(c);
     if (c->bad) return fail(err, errlen, m, c, "truncated field %u", i);
     t->nfields = (int)i + 1;
-    int want = f->kind == MOD_FIELD_SCALAR ? 1 : f->rows * f->cols;
-    if (!is_name(f->name) || f->kind > MOD_FIELD_MATRIX || f->rows < 1 || f->cols < 1 || f->rows > IR_MAX_INDICES ||
-        f->cols > IR_MAX_INDICES || f->ncomp != want || (f->kind == MOD_FIELD_VECTOR && f->cols != 1))
+    bool shape_ok = f->rows >= 1 && f->cols >= 1 && f->rows <= IR_MAX_INDICES && f->cols <= IR_MAX_INDICES;
+    /* rows * cols only once both are in range: the file's u32s may overflow an int */
+    int want = !shape_ok ? -1 : f->kind == MOD_FIELD_SCALAR ? 1 : f->rows * f->cols;
+    if (!is_name(f->name) || f->kind > MOD_FIELD_MATRIX || !shape_ok || f->ncomp != want ||
+        (f->kind == MOD_FIELD_VECTOR && f->cols != 1))
       return fail(err, errlen, m, c, "field %u ('%s') is malformed", i, f->name);
     for (int k = 0; k < f->ncomp; k++) {
       uint32_t node = get_u32(c);
@@ -254,9 +256,34 @@ static bool read_code(prog_module *m, cursor *c, char *err, size_t errlen) {
   return true;
 }
 
+/* PTX of every kernel for one SM */
+static bool read_cuda(prog_module *m, cursor *c, char *err, size_t errlen) {
+  if (m->ncuda == MOD_MAX_SMS) return fail(err, errlen, m, c, "more than %d SMs", MOD_MAX_SMS);
+  mod_cuda *x = &m->cuda[m->ncuda];
+  get_str(c, x->sm, sizeof x->sm);
+  uint32_t n = get_u32(c);
+  if (c->bad) return fail(err, errlen, m, c, "truncated");
+  int num = 0;
+  char extra = 0;
+  if (sscanf(x->sm, "sm_%d%c", &num, &extra) != 1 || num < 10 || num > 999)
+    return fail(err, errlen, m, c, "'%s' is not an SM such as sm_70", x->sm);
+  for (int i = 0; i < m->ncuda; i++)
+    if (strcmp(m->cuda[i].sm, x->sm) == 0) return fail(err, errlen, m, c, "a second section for %s", x->sm);
+  if (n != (uint32_t)m->nkernels)
+    return fail(err, errlen, m, c, "PTX for %u kernels; the module has %d (kernels come first)", n, m->nkernels);
+  x->ptx = calloc(n ? n : 1, sizeof *x->ptx);
+  if (!x->ptx) return fail(err, errlen, m, c, "out of memory");
+  m->ncuda++;
+  for (uint32_t i = 0; i < n; i++) {
+    x->ptx[i] = get_text(c, 64u << 20);
+    if (!x->ptx[i]) return fail(err, errlen, m, c, "kernel %u: truncated or malformed PTX", i);
+  }
+  return true;
+}
+
 static const char *tag_name(uint32_t tag) {
   return tag == MOD_SEC_INFO ? "INFO" : tag == MOD_SEC_TREE ? "TREE" : tag == MOD_SEC_KERNEL ? "KERNEL"
-         : tag == MOD_SEC_CPU_CODE ? "CPU_CODE" : "unknown";
+         : tag == MOD_SEC_CPU_CODE ? "CPU_CODE" : tag == MOD_SEC_CUDA ? "CUDA" : "unknown";
 }
 
 prog_module *prog_module_read(const void *data, size_t n, const char *file, char *err, size_t errlen) {
@@ -327,14 +354,18 @@ prog_module *prog_module_read(const void *data, size_t n, const char *file, char
       ok = m->nkernels == 0 ? read_tree(m, &body, err, errlen)
                             : fail(err, errlen, m, &body, "tree types must come before the kernels");
     } else if (tag == MOD_SEC_KERNEL) {
-      ok = read_kernel(m, &body, err, errlen);
+      /* the code sections count the kernels before them */
+      ok = !m->code && !m->ncuda ? read_kernel(m, &body, err, errlen)
+                                 : fail(err, errlen, m, &body, "kernels must come before the code sections");
     } else if (tag == MOD_SEC_CPU_CODE) {
       ok = read_code(m, &body, err, errlen);
+    } else if (tag == MOD_SEC_CUDA) {
+      ok = read_cuda(m, &body, err, errlen);
     } else if (flags & MOD_SEC_REQUIRED) {
       ok = fail(err, errlen, m, &body, "tag %u is required but unknown to this runtime (a newer format's "
                 "feature): update the runtime", tag);
     }
-    if (ok && body.at != body.n && (tag >= MOD_SEC_INFO && tag <= MOD_SEC_CPU_CODE))
+    if (ok && body.at != body.n && (tag >= MOD_SEC_INFO && tag <= MOD_SEC_CUDA))
       ok = fail(err, errlen, m, &body, "%zu bytes left over after its content", body.n - body.at);
     if (!ok) goto bad;
   }
@@ -346,8 +377,12 @@ prog_module *prog_module_read(const void *data, size_t n, const char *file, char
     fail(err, errlen, m, NULL, "no INFO section");
     goto bad;
   }
-  if (!m->code && m->nkernels) {
-    fail(err, errlen, m, NULL, "kernels but no CPU code section");
+  if (!m->code && !m->ncuda && m->nkernels) {
+    fail(err, errlen, m, NULL, "kernels but no code (no CPU_CODE or CUDA section)");
+    goto bad;
+  }
+  if (m->code && strcmp(m->triple, "x86_64-unknown-linux-gnu") != 0) {
+    fail(err, errlen, m, NULL, "CPU code but no x86-64 target in the INFO section");
     goto bad;
   }
   return m;
@@ -363,6 +398,10 @@ void prog_module_free_data(prog_module *m) {
     free(m->trees[i].fields);
   }
   for (int i = 0; m->kernels && i < m->nkernels; i++) free(m->kernels[i].ir);
+  for (int i = 0; i < m->ncuda; i++) {
+    for (int k = 0; m->cuda[i].ptx && k < m->nkernels; k++) free(m->cuda[i].ptx[k]);
+    free(m->cuda[i].ptx);
+  }
   free(m->trees);
   free(m->kernels);
   free(m->bytes);

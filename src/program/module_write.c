@@ -256,7 +256,58 @@ static bool write_file(const char *path, const buf *b, char *err, size_t errlen)
   return ok;
 }
 
+/* The CUDA sections: every kernel's PTX per SM, checked by ptxas when the
+** program has one to check with (the test suite's LT_CHECK_PTX). */
+static bool put_cuda(buf *b, prog_program *p, const mod_spec *spec, ir_kernel **ks, const jit_options *jo, char *err,
+                     size_t errlen) {
+  if (!p->compiler->cuda_module_ptx) {
+    snprintf(err, errlen, "this library has no compiler: modules are saved with liblattice");
+    return false;
+  }
+  buf s = {0};
+  bool ok = true;
+  for (int i = 0; i < spec->nsms && ok; i++) {
+    const char *sm = spec->sms[i];
+    s.n = 0;
+    put_str(&s, sm);
+    put_u32(&s, (uint32_t)spec->nkernels);
+    for (int k = 0; k < spec->nkernels && ok; k++) {
+      char why[1024];
+      char *ptx = p->compiler->cuda_module_ptx(ks[k], k, sm, jo, why, sizeof why);
+      if (!ptx) {
+        snprintf(err, errlen, "kernel '%s': no PTX for %s: %s", spec->kernels[k].name, sm, why);
+        ok = false;
+        break;
+      }
+      char what[400];
+      snprintf(what, sizeof what, "kernel '%s'", spec->kernels[k].name);
+      if (p->check_ptxas && p->compiler->check_ptx_text &&
+          !p->compiler->check_ptx_text(ptx, sm, what, p->check_ptxas, jo, why, sizeof why)) {
+        snprintf(err, errlen, "%s", why);
+        ok = false;
+      }
+      put_str(&s, ptx);
+      free(ptx);
+    }
+    put_u32(b, MOD_SEC_CUDA);
+    put_u32(b, 0);                 /* not required: a runtime without a GPU skips it */
+    put_le(b, s.n, 8);
+    put(b, s.p, s.n);
+    if (s.oom) b->oom = true;
+  }
+  free(s.p);
+  return ok;
+}
+
 bool prog_module_save(prog_program *p, const mod_spec *spec, const char *path, char *err, size_t errlen) {
+  if (!spec->has_cpu && spec->nsms == 0) {
+    snprintf(err, errlen, "the module has no target: give arch = \"cpu\", \"cuda\" or both");
+    return false;
+  }
+  if (spec->nsms > MOD_MAX_SMS) {
+    snprintf(err, errlen, "at most %d SMs in a module", MOD_MAX_SMS);
+    return false;
+  }
   const char *cpu = spec->cpu ? spec->cpu : PROG_MODULE_DEFAULT_CPU;
   const char *features = prog_module_cpu_features(cpu);
   if (!features) {
@@ -268,6 +319,10 @@ bool prog_module_save(prog_program *p, const mod_spec *spec, const char *path, c
     snprintf(err, errlen, "this library has no compiler: modules are saved with liblattice");
     return false;
   }
+  lt_env env;
+  jit_options jo;
+  lt_env_read(&env);
+  lt_env_jit_options(&env, false, &jo);
   ir_kernel **ks = calloc((size_t)(spec->nkernels ? spec->nkernels : 1), sizeof *ks);
   if (!ks) {
     snprintf(err, errlen, "out of memory");
@@ -286,26 +341,24 @@ bool prog_module_save(prog_program *p, const mod_spec *spec, const char *path, c
   }
   void *so = NULL;
   size_t so_len = 0;
-  if (ok && spec->nkernels) {
-    lt_env env;
-    jit_options jo;
-    lt_env_read(&env);
-    lt_env_jit_options(&env, false, &jo);
+  if (ok && spec->nkernels && spec->has_cpu)
     ok = p->compiler->cpu_module(ks, spec->nkernels, cpu, &jo, &so, &so_len, err, errlen);
+  if (!ok) {
+    free(ks);
+    return false;
   }
-  free(ks);
-  if (!ok) return false;
 
   buf b = {0}, s = {0};
   put(&b, PROG_MODULE_MAGIC, 8);
   put_u32(&b, PROG_MODULE_FORMAT);
-  put_u32(&b, (uint32_t)(1 + spec->ntrees + spec->nkernels + (spec->nkernels ? 1 : 0)));
+  bool cpu_code = spec->has_cpu && spec->nkernels;
+  put_u32(&b, (uint32_t)(1 + spec->ntrees + spec->nkernels + (cpu_code ? 1 : 0) + (spec->nkernels ? spec->nsms : 0)));
   put_le(&b, 0, 8);                /* the file's length, set below */
   put_le(&b, 0, 8);
   put_str(&s, LT_VERSION);
-  put_str(&s, "x86_64-unknown-linux-gnu");
-  put_str(&s, cpu);
-  put_str(&s, features);
+  put_str(&s, spec->has_cpu ? "x86_64-unknown-linux-gnu" : "");
+  put_str(&s, spec->has_cpu ? cpu : "");
+  put_str(&s, spec->has_cpu ? features : "");
   put_section(&b, MOD_SEC_INFO, &s);
   for (int t = 0; t < spec->ntrees && ok; t++) {
     s.n = 0;
@@ -317,13 +370,15 @@ bool prog_module_save(prog_program *p, const mod_spec *spec, const char *path, c
     ok = put_kernel(&s, &spec->kernels[i], err, errlen);
     put_section(&b, MOD_SEC_KERNEL, &s);
   }
-  if (ok && spec->nkernels) {
+  if (ok && cpu_code) {
     s.n = 0;
     put_str(&s, "elf-shared-object");
     put_le(&s, so_len, 8);
     put(&s, so, so_len);
     put_section(&b, MOD_SEC_CPU_CODE, &s);
   }
+  if (ok && spec->nkernels) ok = put_cuda(&b, p, spec, ks, &jo, err, errlen);
+  free(ks);
   free(so);
   free(s.p);
   if (ok && !b.oom) {

@@ -165,8 +165,10 @@ bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const ch
                          bool background, char *err, size_t errlen);
 /* Makes c (caller's memory, zeroed) a kernel of p whose code was compiled
 ** elsewhere (an AOT module, module.c): k its final IR and jk its tasks
-** (both taken; jk's functions stay the module's). */
-void prog_kernel_adopt(prog_kernel *c, prog_program *p, ir_kernel *k, jit_kernel *jk, const char *file);
+** (both taken). foreign: jk's code stays the module's (a shared object),
+** else the backend releases jk as its own (PTX it loaded). */
+void prog_kernel_adopt(prog_kernel *c, prog_program *p, ir_kernel *k, jit_kernel *jk, const char *file,
+                       bool foreign);
 /* Finishes c's compilation if it is under way; false with a message. */
 bool prog_kernel_ready(prog_kernel *c, char *err, size_t errlen);
 /* Frees what c holds and unlinks it from its program; c itself stays the

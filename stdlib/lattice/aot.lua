@@ -20,29 +20,56 @@ local FIELD = { scalar = 0, vector = 1, matrix = 2 }
 
 local function raise(fmt, ...) state.raise(fmt:format(...)) end
 
--- lt.aot.module{arch = "cpu", cpu = "x86-64-v3"}
+-- Calls a function of the C half (src/lang/aot_api.c); its error is raised
+-- again at the user's line, as the checks here are.
+local function core_call(f, ...)
+  local ok, e = pcall(f, ...)
+  if not ok then state.raise((tostring(e):gsub("^lattice/[%w_]+%.lua:%d+: ", ""))) end
+end
+
+-- lt.aot.module{arch = "cpu", cpu = "x86-64-v3"}; arch = "cuda" or
+-- {"cpu", "cuda"} with sm = {"sm_70", ...} (default {"sm_70"})
 function M.module(opts)
   opts = opts or {}
   if type(opts) ~= "table" then raise("lt.aot.module: give a table of options, e.g. {arch = \"cpu\"}") end
   for k in pairs(opts) do
-    if k ~= "arch" and k ~= "cpu" then raise("lt.aot.module: unknown option '%s' (arch, cpu)", tostring(k)) end
+    if k ~= "arch" and k ~= "cpu" and k ~= "sm" then
+      raise("lt.aot.module: unknown option '%s' (arch, cpu, sm)", tostring(k))
+    end
   end
   local arch = opts.arch or "cpu"
-  if type(arch) == "table" then
-    if #arch == 1 then arch = arch[1] end
+  local list = type(arch) == "table" and arch or { arch }
+  local has = {}
+  for _, a in ipairs(list) do
+    if a ~= "cpu" and a ~= "cuda" then
+      raise("lt.aot.module: arch must be \"cpu\", \"cuda\" or a list of both, got %s", tostring(a))
+    end
+    has[a] = true
   end
-  if arch == "cuda" or type(arch) == "table" then
-    raise("lt.aot.module: arch %s: modules hold CPU code only so far (CUDA modules are not yet built; "
-      .. "docs/aot.md)", type(arch) == "table" and "{...}" or "'cuda'")
+  if not next(has) then raise("lt.aot.module: arch = {} names no target") end
+  local sms = {}
+  if opts.sm ~= nil and not has.cuda then raise("lt.aot.module: sm is for arch \"cuda\"") end
+  if has.cuda then
+    local given = opts.sm or { "sm_70" }
+    if type(given) == "string" then given = { given } end
+    if type(given) ~= "table" or #given == 0 then raise("lt.aot.module: sm is a list such as {\"sm_70\", \"sm_90\"}") end
+    for _, sm in ipairs(given) do
+      local n = type(sm) == "string" and tonumber(sm:match("^sm_(%d+)$"))
+      if not n or n < 70 then
+        raise("lt.aot.module: sm %s is not a GPU target Lattice supports (sm_70 or newer, e.g. \"sm_80\")",
+          tostring(sm))
+      end
+      sms[#sms + 1] = sm
+    end
   end
-  if arch ~= "cpu" then raise("lt.aot.module: arch must be \"cpu\", got %s", tostring(arch)) end
   local cpu = opts.cpu
+  if cpu ~= nil and not has.cpu then raise("lt.aot.module: cpu is for arch \"cpu\"") end
   if cpu ~= nil and (type(cpu) ~= "string" or not core.aot_cpu_known(cpu)) then
     raise("lt.aot.module: cpu %s is not one a module can target; use \"x86-64\", \"x86-64-v2\" (the default), "
       .. "\"x86-64-v3\" or \"x86-64-v4\"", tostring(cpu))
   end
-  return setmetatable({ arch = arch, cpu = cpu, trees = {}, tree_of = {}, kernels = {}, gen = state.gen },
-    Module)
+  return setmetatable({ has_cpu = has.cpu or false, sms = sms, cpu = cpu, trees = {}, tree_of = {}, kernels = {},
+    gen = state.gen }, Module)
 end
 
 local function check_name(what, name, taken)
@@ -80,6 +107,10 @@ function Module:add_tree_type(name, tt)
         raise("%s('%s'): field '%s' is a struct; modules hold scalar, vector and matrix fields so far", what, name,
           fname)
       end
+      if c.n > 8 or (c.m or 1) > 8 then
+        raise("%s('%s'): field '%s' is %s; module fields have at most 8 rows and 8 columns", what, name, fname,
+          c.name)
+      end
       local comps = {}
       for k, comp in ipairs(d.comps) do comps[k] = comp.snode end
       fields[#fields + 1] = { name = fname, kind = c.m and FIELD.matrix or FIELD.vector, rows = c.n,
@@ -107,6 +138,10 @@ local function param_of(m, kname, p, t)
     return { name = p, kind = PARAM.ndarray, dtype = t.dtype.id, rows = 0, cols = 0, ndim = t.ndim, tree = 0 }
   end
   if matrix.is_ctype(t) then
+    if t.n > 8 or (t.m or 1) > 8 then
+      raise("add_kernel('%s'): argument '%s' is %s; module parameters have at most 8 rows and 8 columns", kname, p,
+        t.name)
+    end
     return { name = p, kind = PARAM.vector, dtype = t.dtype.id, rows = t.n, cols = t.m or 1, ndim = 0, tree = 0 }
   end
   if types.is_type(t) and t.name ~= "i1" then
@@ -148,7 +183,7 @@ function Module:add_kernel(name, k, signature)
     end
   end
   local entry = { name = name, compiled = compiled, params = params }
-  core.aot_check(state.prog, self.trees, entry)     -- fields only through tree arguments
+  core_call(core.aot_check, state.prog, self.trees, entry)     -- fields only through tree arguments
   self.kernels[#self.kernels + 1] = entry
   return self
 end
@@ -157,7 +192,7 @@ end
 function Module:save(path)
   check_live(self, "save")
   if type(path) ~= "string" or path == "" then raise("save: give the module file's path, got %s", tostring(path)) end
-  core.aot_save(state.prog, path, self.cpu, self.trees, self.kernels)
+  core_call(core.aot_save, state.prog, path, self.cpu, self.trees, self.kernels, self.has_cpu, self.sms)
   return path
 end
 

@@ -46,6 +46,35 @@ HEAT_HOST_MEMORY=16 "$tmp/host" "$tmp/heat.ltm" "$tmp/aoth" $STEPS 1 > /dev/null
 check "pool and tree in the host's memory: the same fields" "same" "$(cmp "$tmp/aoth.u.raw" "$tmp/jit.u.raw" && echo same)"
 check "... and totals" "same" "$(cmp "$tmp/aoth.totals.txt" "$tmp/jit.totals.txt" && echo same)"
 
+# GPU: the module's PTX (checked by ptxas when there is one) loaded by the
+# CUDA backend of liblattice and run by the mock driver (heat_host_mockgpu:
+# heat_host.c with tests/cuda/cuda_emulate.c, which runs a host build of each
+# PTX entry); the mock is an sm_80, so the sm_70 PTX is chosen
+gpu_host=$B/heat_host_mockgpu
+if [ -x "$gpu_host" ] && [ -n "${LT_MOCK_CUDA_DRIVER:-}" ] && [ -n "${LT_LIBDEVICE_PATH:-}" ]; then
+  export LT_CUDA_DRIVER=$LT_MOCK_CUDA_DRIVER LT_LIBDEVICE=$LT_LIBDEVICE_PATH
+  LT_CHECK_PTX=${LT_PTXAS:-} "$LATTICE" "$SRC/examples/aot/sparse_heat.lua" --save "$tmp/gpu.ltm" --cuda > "$tmp/gsave.out" 2>&1
+  check "a module with PTX for sm_70 and sm_90 is saved (ptxas: ${LT_PTXAS:-none})" "saved $tmp/gpu.ltm" "$(cat "$tmp/gsave.out")"
+  HEAT_HOST_ARCH=cuda "$gpu_host" "$tmp/gpu.ltm" "$tmp/g" $STEPS > "$tmp/g.out" 2>&1
+  check "the CUDA backend runs the module's PTX" "yes" "$(grep -q '^ran 40 steps' "$tmp/g.out" && echo yes || cat "$tmp/g.out")"
+  check "... fields bitwise equal to the JIT on the CPU" "same" "$(cmp "$tmp/g.u.raw" "$tmp/jit.u.raw" && echo same)"
+  check "... totals within 1e-5" "ok" "$(paste "$tmp/g.totals.txt" "$tmp/jit.totals.txt" | awk '
+    { d = $2 - $4; if (d < 0) d = -d; m = $4 < 0 ? -$4 : $4; if (d > 1e-5 * m) bad++ } END { print bad ? "off" : "ok" }')"
+  "$tmp/host" "$tmp/gpu.ltm" "$tmp/gc" $STEPS 1 > /dev/null 2>&1
+  check "the same module on the CPU (liblattice_rt skips its PTX)" "same" "$(cmp "$tmp/gc.u.raw" "$tmp/jit.u.raw" && echo same)"
+  "$LATTICE" "$SRC/examples/aot/sparse_heat.lua" --save "$tmp/sm90.ltm" --sm sm_90 --no-cpu > /dev/null 2>&1
+  HEAT_HOST_ARCH=cuda "$gpu_host" "$tmp/sm90.ltm" "$tmp/g90" 1 > "$tmp/g90.out" 2>&1
+  check "PTX for a newer GPU only is refused" "yes" \
+    "$(grep -q 'its PTX is for newer GPUs; this GPU is sm_80.*it has PTX for sm_90' "$tmp/g90.out" && echo yes || cat "$tmp/g90.out")"
+  "$tmp/host" "$tmp/sm90.ltm" "$tmp/c90" 1 > "$tmp/c90.out" 2>&1
+  check "a module without CPU code is refused on the CPU" "yes" \
+    "$(grep -q 'it holds no CPU code' "$tmp/c90.out" && echo yes || cat "$tmp/c90.out")"
+  HEAT_HOST_ARCH=cuda "$gpu_host" "$tmp/heat.ltm" "$tmp/gcpu" 1 > "$tmp/gcpu.out" 2>&1
+  check "a module without PTX is refused on a GPU" "yes" \
+    "$(grep -q 'it holds no PTX' "$tmp/gcpu.out" && echo yes || cat "$tmp/gcpu.out")"
+  unset LT_CUDA_DRIVER LT_LIBDEVICE
+fi
+
 # a module for a newer CPU than this one is refused, naming what is missing
 if ! grep -qw avx512f /proc/cpuinfo; then
   "$LATTICE" "$SRC/examples/aot/sparse_heat.lua" --save "$tmp/v4.ltm" --cpu x86-64-v4 > /dev/null 2>&1

@@ -82,6 +82,9 @@ jit_kernel *cuda_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen
 jit_pending *cuda_compile_start(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 jit_kernel *cuda_compile_wait(jit_backend *be, jit_pending *p, char *err, size_t errlen);
 void cuda_release(jit_backend *be, jit_kernel *jk);
+/* jit_backend.load_ptx: an AOT module's PTX for k (entries PREFIX_taskN) */
+jit_kernel *cuda_load_ptx(jit_backend *be, ir_kernel *k, const char *ptx, const char *prefix, char *err,
+                          size_t errlen);
 /* Loads PTX text as a module; false with the driver's log in err. */
 bool cuda_load_module(jit_backend *be, const char *ptx, const char *what, CUmodule *mod, char *err,
                       size_t errlen);

@@ -254,6 +254,8 @@ jit_backend *jit_cuda_create(const jit_options *o, char *err, size_t errlen) {
   be->run_task = cuda_run_task;
   be->launch_end = cuda_launch_end;
   be->release = cuda_release;
+  be->load_ptx = cuda_load_ptx;
+  be->device_sm = im->sm;
   be->destroy = cuda_destroy;
   return be;
 }

@@ -119,7 +119,7 @@ static void to_cache(jit_pending *p) {
 static void make_ptx(jit_pending *p) {
   cuda_impl *im = p->be->impl;
   if (p->key && from_cache(p)) return;
-  p->ptx = cg_ptx_kernel(p->k, im->sm, true, im->libdevice, &p->info, p->err, sizeof p->err);
+  p->ptx = cg_ptx_kernel(p->k, im->sm, true, im->libdevice, NULL, &p->info, p->err, sizeof p->err);
   if (p->ptx && im->dump_ptx) fprintf(stderr, "%s\n", p->ptx);   /* debugging aid */
   if (p->ptx && p->key) to_cache(p);
 }
@@ -239,6 +239,28 @@ jit_pending *cuda_compile_start(jit_backend *be, ir_kernel *k, char *err, size_t
 jit_kernel *cuda_compile_wait(jit_backend *be, jit_pending *p, char *err, size_t errlen) {
   (void)be;
   if (p->threaded) pthread_join(p->thread, NULL);
+  return load(p, err, errlen);
+}
+
+jit_kernel *cuda_load_ptx(jit_backend *be, ir_kernel *k, const char *ptx, const char *prefix, char *err,
+                          size_t errlen) {
+  int n = 0;
+  for (ir_stmt *s = k->body->first; s; s = s->next) n++;
+  jit_pending *p = calloc(1, sizeof *p);
+  char (*names)[NAME] = calloc((size_t)(n ? n : 1), sizeof *names);
+  if (p) p->ptx = strdup(ptx);
+  if (!p || !names || !p->ptx) {
+    if (p) free(p->ptx);
+    free(p);
+    free(names);
+    snprintf(err, errlen, "out of memory loading kernel '%s'", k->name);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) snprintf(names[i], sizeof names[i], "%s_task%d", prefix, i);
+  p->be = be;
+  p->k = k;
+  p->t0 = now_ms();
+  p->info = (cg_module){.mod = NULL, .ntasks = n, .names = names, .needs_runtime = true};
   return load(p, err, errlen);
 }
 

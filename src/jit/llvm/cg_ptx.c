@@ -321,15 +321,16 @@ static char *emit(LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *what, 
   return ptx;
 }
 
-char *cg_ptx_kernel(ir_kernel *k, const char *sm, bool link, const char *libdevice, cg_module *info,
-                    char *err, size_t errlen) {
+char *cg_ptx_kernel(ir_kernel *k, const char *sm, bool link, const char *libdevice, const char *given,
+                    cg_module *info, char *err, size_t errlen) {
   memset(info, 0, sizeof *info);
   LLVMTargetMachineRef tm = ptx_tm(sm, err, errlen);
   if (!tm) return NULL;
   LLVMContextRef ctx = LLVMContextCreate();
   char *ptx = NULL;
   char prefix[96], what[160];
-  cg_symbol_prefix(k, prefix, sizeof prefix);
+  if (given) snprintf(prefix, sizeof prefix, "%s", given);
+  else cg_symbol_prefix(k, prefix, sizeof prefix);
   snprintf(what, sizeof what, "kernel '%s'", k->name);
   if (cg_build(&ptx_target, ctx, k, prefix, info, err, errlen)) {
     LLVMSetTarget(info->mod, triple);
@@ -346,7 +347,7 @@ char *cg_ptx_kernel(ir_kernel *k, const char *sm, bool link, const char *libdevi
 
 char *jit_emit_ptx(ir_kernel *k, const char *sm, char *err, size_t errlen) {
   cg_module m;
-  char *ptx = cg_ptx_kernel(k, sm, false, NULL, &m, err, errlen);
+  char *ptx = cg_ptx_kernel(k, sm, false, NULL, NULL, &m, err, errlen);
   if (ptx) cg_module_free(&m);
   return ptx;
 }

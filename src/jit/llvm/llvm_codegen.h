@@ -97,9 +97,10 @@ bool cg_runtime_link(const cg_target *t, LLVMModuleRef mod, char *err, size_t er
 ** naming the function when it is needed but missing; without link those
 ** calls stay external (enough for ptxas). cg_ptx_service: the module of the
 ** kernel lt_serve(rt_runtime *, rt_request *), which runs rt_serve on one
-** thread (the CUDA backend's jit_backend.serve). */
-char *cg_ptx_kernel(ir_kernel *k, const char *sm, bool link, const char *libdevice, cg_module *info,
-                    char *err, size_t errlen);
+** thread (the CUDA backend's jit_backend.serve). prefix: the entries'
+** symbol prefix (PREFIX_taskN); NULL: the kernel's own (cg_symbol_prefix). */
+char *cg_ptx_kernel(ir_kernel *k, const char *sm, bool link, const char *libdevice, const char *prefix,
+                    cg_module *info, char *err, size_t errlen);
 char *cg_ptx_service(const char *sm, char *err, size_t errlen);
 /* The PTX kernel entries of cg_ptx.c on another target (the host's: its
 ** runtime bitcode and math functions), with the thread numbers read from
