@@ -56,3 +56,12 @@ lt_fuzz_target(fuzz_cache src/jit/kcache.c tests/fuzz/fuzz_cache.c)
 add_test(NAME fuzz/cache COMMAND bash ${CMAKE_SOURCE_DIR}/tests/fuzz/run_fuzz_cache.sh
   ${CMAKE_BINARY_DIR}/fuzz/fuzz_cache $<TARGET_FILE:lattice> ${CMAKE_BINARY_DIR}/fuzz/cache_work)
 set_tests_properties(fuzz/cache PROPERTIES TIMEOUT 600)
+
+# fuzz_module: the AOT module reader (tests/fuzz/fuzz_module.c); module_read.c
+# needs only src/ir and jit_hash, and module.c (dlopen) stays out
+file(GLOB FUZZ_MODULE_IR_SRC CONFIGURE_DEPENDS RELATIVE ${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/src/ir/*.c)
+lt_fuzz_target(fuzz_module ${FUZZ_MODULE_IR_SRC} src/jit/kcache.c src/program/module_read.c
+  tests/fuzz/fuzz_module.c)
+add_test(NAME fuzz/module COMMAND bash ${CMAKE_SOURCE_DIR}/tests/fuzz/run_fuzz_module.sh
+  ${CMAKE_BINARY_DIR}/fuzz/fuzz_module $<TARGET_FILE:lattice> ${CMAKE_BINARY_DIR}/fuzz/module_work)
+set_tests_properties(fuzz/module PROPERTIES TIMEOUT 600)

@@ -25,16 +25,21 @@ for f in "$SRC"/tests/ir/*.ir; do
   sed '/^# expect:/,$d' "$f" > "$WORK/seeds/$(basename "$f")"
 done
 
+# the files of regressions/ itself: its folders belong to other harnesses
+# (module/: fuzz_module), and libFuzzer would read them as corpus folders
 dirs=("$WORK/corpus" "$WORK/seeds")
-regressions=("$SRC"/tests/fuzz/regressions/*)
-if [ -e "${regressions[0]}" ]; then
+regressions=()
+for f in "$SRC"/tests/fuzz/regressions/*; do [ -f "$f" ] && regressions+=("$f"); done
+if [ "${#regressions[@]}" -gt 0 ]; then
   echo "== ${#regressions[@]} regression inputs"
   if ! "$FUZZ" -artifact_prefix="$WORK/" "${regressions[@]}" > "$WORK/regressions.log" 2>&1; then
     grep -v '^Running:\|^Executed' "$WORK/regressions.log" | tail -60
     echo "FAIL: a regression input fails again (above)"
     exit 1
   fi
-  dirs+=("$SRC/tests/fuzz/regressions")
+  mkdir -p "$WORK/regressions"
+  cp "${regressions[@]}" "$WORK/regressions/"
+  dirs+=("$WORK/regressions")
 fi
 
 echo "== fuzzing: -seed=1 -runs=$RUNS"
