@@ -311,12 +311,19 @@ ir_snode *ir_snode_level(ir_program *p, ir_snode *parent, ir_snode_kind kind, in
       return NULL;
     }
   }
-  if (ir_snode_kind_is_sparse(kind)) {
-    /* the runtime numbers the cells of a container with an i32 */
-    int64_t cells = 1;
-    for (int k = 0; k < naxes; k++) cells *= shape[k];
-    if (cells >= MAX_EXTENT) {
-      snprintf(err, errlen, "%s under %s: %lld cells in one container; a sparse level has fewer than 2^31",
+  /* The cells of one container. The runtime numbers a sparse level's with
+  ** an i32; a dense level's count is refused before it overflows (up to 8
+  ** extents below 2^31 each; ir_snode_layout refuses the bytes later). */
+  bool sparse = ir_snode_kind_is_sparse(kind);
+  int64_t cells = 1;
+  for (int k = 0; k < naxes; k++) {
+    if (!sparse && shape[k] > INT64_MAX / 4 / cells) {
+      snprintf(err, errlen, "%s under %s: more than 2^61 cells in one container do not fit in memory", kn, lab);
+      return NULL;
+    }
+    cells *= shape[k];             /* sparse: below 2^31 before, so below 2^62 */
+    if (sparse && cells >= MAX_EXTENT) {
+      snprintf(err, errlen, "%s under %s: %lld cells or more in one container; a sparse level has fewer than 2^31",
                kn, lab, (long long)cells);
       return NULL;
     }
@@ -450,6 +457,12 @@ static bool layout_node(ir_snode *s, int64_t *align, char *err, size_t errlen) {
       }
     }
     cur = align_up(cur, ca);
+    /* each child fits (below), the sum of many may not: stop before it overflows */
+    if (ch->container_bytes > INT64_MAX / 4 - cur) {
+      snprintf(err, errlen, "%s: the containers of its %d children take more than 2^61 bytes in one cell; that "
+               "does not fit in memory", lab, s->nchildren);
+      return false;
+    }
     ch->offset = cur;
     cur += ch->container_bytes;
     if (ca > cell_align) cell_align = ca;
