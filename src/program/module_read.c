@@ -263,10 +263,13 @@ static bool read_cuda(prog_module *m, cursor *c, char *err, size_t errlen) {
   get_str(c, x->sm, sizeof x->sm);
   uint32_t n = get_u32(c);
   if (c->bad) return fail(err, errlen, m, c, "truncated");
-  int num = 0;
-  char extra = 0;
-  if (sscanf(x->sm, "sm_%d%c", &num, &extra) != 1 || num < 10 || num > 999)
-    return fail(err, errlen, m, c, "'%s' is not an SM such as sm_70", x->sm);
+  /* "sm_" and 2 or 3 digits, no sign or leading zero: sscanf's %d would
+  ** take "sm_4294967366" (undefined; glibc makes it 70) and "sm_+70", and
+  ** the loader compares the number with the GPU's */
+  size_t len = strlen(x->sm);
+  bool sm_ok = (len == 5 || len == 6) && strncmp(x->sm, "sm_", 3) == 0 && x->sm[3] != '0';
+  for (size_t i = 3; sm_ok && i < len; i++) sm_ok = x->sm[i] >= '0' && x->sm[i] <= '9';
+  if (!sm_ok) return fail(err, errlen, m, c, "'%s' is not an SM such as sm_70", x->sm);
   for (int i = 0; i < m->ncuda; i++)
     if (strcmp(m->cuda[i].sm, x->sm) == 0) return fail(err, errlen, m, c, "a second section for %s", x->sm);
   if (n != (uint32_t)m->nkernels)
