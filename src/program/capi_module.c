@@ -335,10 +335,12 @@ static lt_status bind(capi_runtime *rt, const prog_module *m, const mod_kernel *
     return LT_OK;
   case MOD_PARAM_VECTOR:
     if (v->kind != LT_VALUE_VECTOR) break;
-    if (!v->as.vec.v || v->as.vec.n != q->rows * q->cols)
-      return capi_fail(rt, LT_ERROR_SHAPE, fn, "kernel %s: argument '%s' takes %d numbers (%dx%d %s), got %d%s", kn,
-                       q->name, q->rows * q->cols, q->rows, q->cols, ir_type_name(q->dtype), v->as.vec.n,
-                       v->as.vec.v ? "" : " (NULL)");
+    if (!v->as.vec.v)                /* a NULL pointer: lattice.h's INVALID_ARGUMENT, not a shape */
+      return capi_fail(rt, LT_ERROR_INVALID_ARGUMENT, fn, "kernel %s: argument '%s': the vector's numbers are NULL",
+                       kn, q->name);
+    if (v->as.vec.n != q->rows * q->cols)
+      return capi_fail(rt, LT_ERROR_SHAPE, fn, "kernel %s: argument '%s' takes %d numbers (%dx%d %s), got %d", kn,
+                       q->name, q->rows * q->cols, q->rows, q->cols, ir_type_name(q->dtype), v->as.vec.n);
     for (int c = 0; c < q->nslots; c++)
       if (!encode(q->dtype, LT_VALUE_FLOAT, 0, v->as.vec.v[c], &slots[q->slot + c]))
         return capi_fail(rt, LT_ERROR_TYPE, fn, "kernel %s: argument '%s': component %d is %s and needs an integer, "

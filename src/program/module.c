@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "module.h"
@@ -20,6 +21,12 @@ static bool read_file(const char *path, unsigned char **data, size_t *n, char *e
   FILE *f = fopen(path, "rb");
   if (!f) {
     snprintf(err, errlen, "%s: cannot open: %m", path);
+    return false;
+  }
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {   /* opens, and its "size" is LONG_MAX */
+    snprintf(err, errlen, "%s: a directory, not a module file", path);
+    fclose(f);
     return false;
   }
   bool ok = fseek(f, 0, SEEK_END) == 0;
@@ -74,8 +81,13 @@ static bool load_code(prog_module *m, char *err, size_t errlen) {
   }
   char path[64];
   snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  /* The fd stays open while the module is loaded (prog_module_free closes
+  ** it): dlopen hands back the object already loaded under a path, so two
+  ** loaded modules must never have the same /proc/self/fd/N, as they would
+  ** once a closed fd's number is reused (the second ran the first's code). */
   m->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  close(fd);
+  if (m->dl) m->code_fd = fd;
+  else close(fd);
   if (!m->dl) {
     const char *why = dlerror();
     snprintf(err, errlen, "%s: its code does not load: %s", m->file, why ? why : "?");
@@ -236,6 +248,7 @@ void prog_module_free(prog_module *m) {
   for (int i = 0; m->loaded && i < m->nkernels; i++) prog_kernel_release(&m->loaded[i]);
   free(m->loaded);
   if (m->dl) dlclose(m->dl);
+  if (m->dl && m->code_fd >= 0) close(m->code_fd);
   if (p && p->ir)
     for (int t = 0; t < m->ntrees; t++)
       if (m->trees[t].root) p->tree_holds[m->trees[t].root->tree]--;
