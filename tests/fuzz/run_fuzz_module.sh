@@ -9,15 +9,15 @@
 #      mutations of 20 KB of linker output reach nothing else, so the small
 #      copies are where the fuzzing pays; no CUDA toolchain is needed;
 #   2. every input in tests/fuzz/regressions/module/ runs once;
-#   3. a deterministic run: -seed=1, LT_FUZZ_RUNS inputs (default 150000,
-#      about 40 s on two cores), with the IR's tokens (tests/fuzz/ir.dict)
+#   3. a deterministic run: -seed=1, LT_FUZZ_RUNS inputs (default 40000,
+#      about 35 s on two cores), with the IR's tokens (tests/fuzz/ir.dict)
 #      for the kernels' IR text.
 # Fails on any finding; libFuzzer then names the input it saved in WORKDIR.
 set -u
 FUZZ=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 LATTICE=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 WORK=$3
-RUNS=${LT_FUZZ_RUNS:-150000}
+RUNS=${LT_FUZZ_RUNS:-40000}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 
 rm -rf "$WORK"
