@@ -73,8 +73,8 @@ static void *emulate_new(void *driver_lib, char *err, size_t errlen) {
 
 /* cuda_test_hooks.kernel_loaded: builds k's entries for the host and hands
 ** them to the mock under the PTX module's names. */
-static bool emulate_kernel(void *state, ir_kernel *k, CUmodule mod, const cg_module *ptx, char *err,
-                           size_t errlen) {
+static bool emulate_kernel(void *state, ir_kernel *k, CUmodule mod, int ntasks, const cuda_entry_name *names,
+                           char *err, size_t errlen) {
   cuda_emu *e = state;
   char prefix[96];
   int n = cg_symbol_prefix(k, prefix, sizeof prefix);
@@ -108,11 +108,11 @@ static bool emulate_kernel(void *state, ir_kernel *k, CUmodule mod, const cg_mod
   LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(m.mod, tsc);
   LLVMOrcDisposeThreadSafeContext(tsc);
   LLVMErrorRef r = LLVMOrcLLJITAddLLVMIRModule(e->host.jit, LLVMOrcLLJITGetMainJITDylib(e->host.jit), tsm);
-  for (int i = 0; !r && i < m.ntasks && i < ptx->ntasks; i++) {
+  for (int i = 0; !r && i < m.ntasks && i < ntasks; i++) {
     LLVMOrcExecutorAddress addr = 0;
     r = LLVMOrcLLJITLookup(e->host.jit, &addr, m.names[i]);
-    if (!r && e->hand_over(mod, ptx->names[i], (void (*)(void *, int64_t, int64_t))(uintptr_t)addr, e->sregs)) {
-      snprintf(err, errlen, "the mock driver refused the host version of %s", ptx->names[i]);
+    if (!r && e->hand_over(mod, names[i], (void (*)(void *, int64_t, int64_t))(uintptr_t)addr, e->sregs)) {
+      snprintf(err, errlen, "the mock driver refused the host version of %s", names[i]);
       cg_module_free(&m);
       return false;
     }

@@ -4,17 +4,26 @@
 **
 **   cuda_backend.c  create/destroy, device memory (jit.h), host requests
 **                   (serve), turning driver failures into messages
-**   cuda_compile.c  kernel -> PTX (shared code generator) -> module, off the
-**                   Lua thread for compile_start
+**   cuda_module.c   PTX -> a loaded module and a jit_kernel of its entries
 **   cuda_launch.c   the launch block (rt_context and what it points to) and
 **                   the tasks as grid launches (the schedule: src/jit/launch.c)
+** with the compiler (liblattice; LLVM):
+**   cuda_jit.c      jit_cuda_create: the backend that compiles, the PTX of
+**                   the runtime's request kernel, the offline cache
+**   cuda_compile.c  kernel -> PTX (shared code generator) -> module, off the
+**                   Lua thread for compile_start
+**   cuda_aot.c      the PTX of AOT modules
+** and without (liblattice_rt): cuda_runonly.c. The first four need no LLVM
+** header.
 */
 #ifndef LATTICE_JIT_CUDA_H
 #define LATTICE_JIT_CUDA_H
 
 #include "../jit.h"
-#include "../llvm/llvm_codegen.h"
 #include "cuda_driver.h"
+
+/* The symbol of one PTX entry (one per task), as the code generator names it. */
+typedef char cuda_entry_name[160];
 
 /* A test harness's hooks (tests/cuda/cuda_emulate.c, which gives the mock
 ** driver host builds of the kernels to run): set once per process, before
@@ -26,8 +35,8 @@
 ** backend is destroyed. */
 typedef struct {
   void *(*attach)(void *driver_lib, char *err, size_t errlen);
-  bool (*kernel_loaded)(void *state, ir_kernel *k, CUmodule mod, const cg_module *ptx, char *err,
-                        size_t errlen);
+  bool (*kernel_loaded)(void *state, ir_kernel *k, CUmodule mod, int ntasks, const cuda_entry_name *names,
+                        char *err, size_t errlen);
   void (*detach)(void *state);
 } cuda_test_hooks;
 void cuda_set_test_hooks(const cuda_test_hooks *h);
@@ -77,17 +86,32 @@ bool cuda_check(jit_backend *be, CUresult r, const char *what);
 /* false with a message when the context was lost earlier. */
 bool cuda_alive(jit_backend *be);
 
+/* cuda_backend.c: the backend on device 0 with the driver of o, without a
+** compiler (be->compile NULL); service(sm) gives the PTX of the runtime's
+** request kernel lt_serve (malloc'd, or NULL with the message). */
+typedef char *(*cuda_service_fn)(const char *sm, char *err, size_t errlen);
+jit_backend *cuda_open(const jit_options *o, cuda_service_fn service, char *err, size_t errlen);
+
+/* cuda_runonly.c: the runtime library's backend (no compiler; PTX of AOT
+** modules only); jit_default_compiler of compiler_none.c */
+jit_backend *jit_cuda_create_runonly(const jit_options *o, char *err, size_t errlen);
+
 /* cuda_compile.c */
 jit_kernel *cuda_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 jit_pending *cuda_compile_start(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 jit_kernel *cuda_compile_wait(jit_backend *be, jit_pending *p, char *err, size_t errlen);
+
+/* cuda_module.c: PTX text as a module; false with the driver's log in err */
+bool cuda_load_module(jit_backend *be, const char *ptx, const char *what, CUmodule *mod, char *err,
+                      size_t errlen);
+/* k's kernel from its PTX with entries names[0..ntasks-1] (the test hooks
+** see it loaded); NULL with the message */
+jit_kernel *cuda_kernel_from_ptx(jit_backend *be, ir_kernel *k, const char *ptx, int ntasks,
+                                 const cuda_entry_name *names, bool needs_runtime, char *err, size_t errlen);
 void cuda_release(jit_backend *be, jit_kernel *jk);
 /* jit_backend.load_ptx: an AOT module's PTX for k (entries PREFIX_taskN) */
 jit_kernel *cuda_load_ptx(jit_backend *be, ir_kernel *k, const char *ptx, const char *prefix, char *err,
                           size_t errlen);
-/* Loads PTX text as a module; false with the driver's log in err. */
-bool cuda_load_module(jit_backend *be, const char *ptx, const char *what, CUmodule *mod, char *err,
-                      size_t errlen);
 
 /* cuda_launch.c: jit_backend.launch_begin, run_task, launch_end */
 bool cuda_launch_begin(jit_backend *be, jit_kernel *jk, rt_context *ctx);

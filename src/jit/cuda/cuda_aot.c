@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../llvm/llvm_codegen.h"
 #include "cuda.h"
 
 char *jit_cuda_module_ptx(ir_kernel *k, int index, const char *sm, const jit_options *o, char *err, size_t errlen) {

@@ -17,11 +17,7 @@
 
 #include "../../runtime/runtime.h"
 #include "../../runtime/service.h"
-#include "../llvm/llvm_codegen.h"
 #include "cuda.h"
-
-extern const unsigned char *lt_runtime_bc_nvptx64;   /* the runtime's bitcode (cmake/embed.c) */
-extern const size_t lt_runtime_bc_nvptx64_size;
 
 #define DEV(p) ((CUdeviceptr)(uintptr_t)(p))
 
@@ -139,29 +135,19 @@ static void cuda_destroy(jit_backend *be) {
   free(be);
 }
 
-/* The newest PTX target this LLVM knows that the GPU runs (the driver's JIT
-** takes PTX for an older sm on a newer GPU). */
+/* The newest PTX target Lattice's LLVM knows that the GPU runs (the
+** driver's JIT takes PTX for an older sm on a newer GPU). */
 static void pick_sm(cuda_impl *im) {
   int sm = im->info.sm > 90 ? 90 : im->info.sm;
   snprintf(im->sm, sizeof im->sm, "sm_%d", sm);
 }
 
-/* lt_serve: the kernel that runs host requests (cg_ptx_service). Its PTX is
-** made once per process (a few hundred ms: the whole runtime at O3) and kept
-** for later lt.init calls. */
-static pthread_mutex_t service_mu = PTHREAD_MUTEX_INITIALIZER;
-static char *service_ptx, service_sm[16];
-
-static bool load_service(jit_backend *be, char *err, size_t errlen) {
+/* lt_serve: the kernel that runs host requests, from `service`. */
+static bool load_service(jit_backend *be, cuda_service_fn service, char *err, size_t errlen) {
   cuda_impl *im = be->impl;
-  pthread_mutex_lock(&service_mu);
-  if (!service_ptx || strcmp(service_sm, im->sm) != 0) {
-    free(service_ptx);
-    service_ptx = cg_ptx_service(im->sm, err, errlen);
-    snprintf(service_sm, sizeof service_sm, "%s", im->sm);
-  }
-  bool ok = service_ptx && cuda_load_module(be, service_ptx, "the runtime's request kernel", &im->service, err, errlen);
-  pthread_mutex_unlock(&service_mu);
+  char *ptx = service(im->sm, err, errlen);
+  bool ok = ptx && cuda_load_module(be, ptx, "the runtime's request kernel", &im->service, err, errlen);
+  free(ptx);
   if (!ok) return false;
   if (!cuda_check(be, im->drv.cuModuleGetFunction(&im->serve_fn, im->service, "lt_serve"), "cuModuleGetFunction(lt_serve)") ||
       !cuda_check(be, im->drv.cuMemAlloc(&im->req, sizeof(rt_request)), "cuMemAlloc (runtime request)")) {
@@ -175,29 +161,7 @@ const cuda_test_hooks *cuda_hooks;
 
 void cuda_set_test_hooks(const cuda_test_hooks *h) { cuda_hooks = h; }
 
-/* The offline cache of PTX and the backend line of its keys: the target SM,
-** libdevice (its path and size), LLVM, the runtime bitcode and the build. The
-** driver keeps its own cache of the machine code it makes from the PTX. */
-static bool cache_setup(cuda_impl *im, const jit_options *o, char *err, size_t errlen) {
-  char target[1024];
-  unsigned major = 0, minor = 0, patch = 0;
-  LLVMGetVersion(&major, &minor, &patch);
-  long long ldsize = -1;
-  FILE *f = im->libdevice ? fopen(im->libdevice, "rb") : NULL;
-  if (f) {
-    if (fseek(f, 0, SEEK_END) == 0) ldsize = ftell(f);
-    fclose(f);
-  }
-  snprintf(target, sizeof target, "cuda %s libdevice %s %lld llvm %u.%u.%u", im->sm, im->libdevice ? im->libdevice : "-",
-           ldsize, major, minor, patch);
-  if (!jit_cache_open(&im->cache, &im->backend_line, o, target, lt_runtime_bc_nvptx64, lt_runtime_bc_nvptx64_size)) {
-    snprintf(err, errlen, "out of memory creating the CUDA backend");
-    return false;
-  }
-  return true;
-}
-
-jit_backend *jit_cuda_create(const jit_options *o, char *err, size_t errlen) {
+jit_backend *cuda_open(const jit_options *o, cuda_service_fn service, char *err, size_t errlen) {
   jit_backend *be = calloc(1, sizeof *be);
   cuda_impl *im = calloc(1, sizeof *im);
   if (!be || !im) {
@@ -222,13 +186,8 @@ jit_backend *jit_cuda_create(const jit_options *o, char *err, size_t errlen) {
     return NULL;
   }
   pick_sm(im);
-  im->libdevice = jit_find_libdevice(o);
-  if (o && o->cache_dir && *o->cache_dir && !cache_setup(im, o, err, errlen)) {
-    cuda_destroy(be);
-    return NULL;
-  }
   if (cuda_hooks) im->hooked = cuda_hooks->attach(im->drv.lib, err, errlen);
-  if (!load_service(be, err, errlen)) {
+  if (!load_service(be, service, err, errlen)) {
     cuda_destroy(be);
     return NULL;
   }
@@ -246,9 +205,6 @@ jit_backend *jit_cuda_create(const jit_options *o, char *err, size_t errlen) {
   be->mem_write = cuda_mem_write;
   be->mem_zero = cuda_mem_zero;
   be->serve = cuda_serve;
-  be->compile = cuda_compile;
-  be->compile_start = cuda_compile_start;
-  be->compile_wait = cuda_compile_wait;
   be->synchronous = false;
   be->launch_begin = cuda_launch_begin;
   be->run_task = cuda_run_task;

@@ -23,26 +23,6 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-bool cuda_load_module(jit_backend *be, const char *ptx, const char *what, CUmodule *mod, char *err,
-                      size_t errlen) {
-  cuda_impl *im = be->impl;
-  if (!cuda_alive(be)) {
-    snprintf(err, errlen, "%s", be->error);
-    return false;
-  }
-  char log[2048] = "";
-  int opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
-  CUresult r = im->drv.cuModuleLoadDataEx(mod, ptx, 2, opts, vals);
-  if (r != CUDA_SUCCESS) {
-    cuda_check(be, r, "cuModuleLoadDataEx");
-    snprintf(err, errlen, "the CUDA driver cannot load the PTX of %s: %s%s%.1200s", what, be->error,
-             log[0] ? "; its log: " : "", log);
-    return false;
-  }
-  return true;
-}
-
 struct jit_pending {
   jit_backend *be;
   ir_kernel *k;
@@ -62,6 +42,7 @@ struct jit_pending {
 ** 160 bytes each, then the PTX text. */
 
 enum { NAME = sizeof(((cg_module *)0)->names[0]) };
+_Static_assert(NAME == sizeof(cuda_entry_name), "cuda_entry_name is the code generator's symbol size");
 
 static uint32_t get32(const unsigned char *b) {
   return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
@@ -129,80 +110,22 @@ static void *ptx_thread(void *arg) {
   return NULL;
 }
 
-static void free_kernel(cuda_impl *im, jit_kernel *jk) {
-  cuda_kernel *ck = jk->impl;
-  if (ck) {
-    if (ck->mod) im->drv.cuModuleUnload(ck->mod);
-    free(ck->fns);
-    free(ck->max_threads);
-    free(ck);
-  }
-  free((char *)jk->name);
-  free(jk->tasks);
-  free(jk);
-}
-
-/* Loads p's PTX and finds each task's entry; frees p. */
+/* Loads p's PTX and finds each task's entry (cuda_module.c); frees p. */
 static jit_kernel *load(jit_pending *p, char *err, size_t errlen) {
-  jit_backend *be = p->be;
-  cuda_impl *im = be->impl;
-  ir_kernel *k = p->k;
   jit_kernel *jk = NULL;
   free(p->key);
   if (!p->ptx) {
     snprintf(err, errlen, "%s", p->err);
-    free(p);
-    return NULL;
-  }
-  int n = p->info.ntasks;
-  jk = calloc(1, sizeof *jk);
-  cuda_kernel *ck = calloc(1, sizeof *ck);
-  jit_task *tasks = calloc((size_t)(n ? n : 1), sizeof *tasks);
-  CUfunction *fns = calloc((size_t)(n ? n : 1), sizeof *fns);
-  int *maxt = calloc((size_t)(n ? n : 1), sizeof *maxt);
-  char *name = strdup(k->name ? k->name : "kernel");
-  if (jk) {
-    jk->impl = ck;
-    jk->tasks = tasks;
-    jk->name = name;
-  }
-  if (ck) {
-    ck->fns = fns;
-    ck->max_threads = maxt;
-  }
-  char what[200];
-  snprintf(what, sizeof what, "kernel '%s'", k->name);
-  if (!jk || !ck || !tasks || !fns || !maxt || !name) {
-    snprintf(err, errlen, "out of memory compiling kernel '%s'", k->name);
-    goto fail;
-  }
-  if (!cuda_load_module(be, p->ptx, what, &ck->mod, err, errlen)) goto fail;
-  if (im->hooked && !cuda_hooks->kernel_loaded(im->hooked, k, ck->mod, &p->info, err, errlen)) goto fail;
-  int i = 0;
-  for (ir_stmt *s = k->body->first; s && i < n; s = s->next, i++) {
-    jit_task_describe(&tasks[i], k, s);
-    if (!cuda_check(be, im->drv.cuModuleGetFunction(&fns[i], ck->mod, p->info.names[i]), "cuModuleGetFunction") ||
-        !cuda_check(be, im->drv.cuFuncGetAttribute(&maxt[i], CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fns[i]),
-                    "cuFuncGetAttribute")) {
-      snprintf(err, errlen, "kernel '%s', task %d: %s", k->name, i, be->error);
-      goto fail;
+  } else {
+    jk = cuda_kernel_from_ptx(p->be, p->k, p->ptx, p->info.ntasks, (const cuda_entry_name *)p->info.names,
+                              p->info.needs_runtime, err, errlen);
+    if (jk) {
+      jk->compile_ms = now_ms() - p->t0;
+      jk->cached = p->hit;
     }
+    free(p->ptx);
+    cg_module_free(&p->info);
   }
-  jk->ntasks = n;
-  jk->needs_runtime = p->info.needs_runtime;
-  jk->gtmp_bytes = k->gtmp_size;
-  jk->compile_ms = now_ms() - p->t0;
-  jk->cached = p->hit;
-  goto done;
-fail:
-  if (jk) free_kernel(im, jk);
-  else {
-    free(ck); free(tasks); free(fns); free(maxt); free(name);
-  }
-  jk = NULL;
-done:
-  free(p->ptx);
-  cg_module_free(&p->info);
   free(p);
   return jk;
 }
@@ -242,28 +165,3 @@ jit_kernel *cuda_compile_wait(jit_backend *be, jit_pending *p, char *err, size_t
   return load(p, err, errlen);
 }
 
-jit_kernel *cuda_load_ptx(jit_backend *be, ir_kernel *k, const char *ptx, const char *prefix, char *err,
-                          size_t errlen) {
-  int n = 0;
-  for (ir_stmt *s = k->body->first; s; s = s->next) n++;
-  jit_pending *p = calloc(1, sizeof *p);
-  char (*names)[NAME] = calloc((size_t)(n ? n : 1), sizeof *names);
-  if (p) p->ptx = strdup(ptx);
-  if (!p || !names || !p->ptx) {
-    if (p) free(p->ptx);
-    free(p);
-    free(names);
-    snprintf(err, errlen, "out of memory loading kernel '%s'", k->name);
-    return NULL;
-  }
-  for (int i = 0; i < n; i++) snprintf(names[i], sizeof names[i], "%s_task%d", prefix, i);
-  p->be = be;
-  p->k = k;
-  p->t0 = now_ms();
-  p->info = (cg_module){.mod = NULL, .ntasks = n, .names = names, .needs_runtime = true};
-  return load(p, err, errlen);
-}
-
-void cuda_release(jit_backend *be, jit_kernel *jk) {
-  if (jk) free_kernel(be->impl, jk);
-}

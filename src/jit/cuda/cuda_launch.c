@@ -29,6 +29,7 @@
 
 #include "../../runtime/builtins.h"
 #include "../../runtime/runtime.h"
+#include "../../ir/snode.h"
 #include "cuda.h"
 
 /* The fixed part of the launch block; the global temporaries follow it. */
