@@ -248,8 +248,9 @@ LT_API lt_status lt_tree_create(lt_runtime rt, lt_module m, const char *type, lt
 ** the host's memory). */
 LT_API lt_status lt_tree_create_in(lt_runtime rt, lt_module m, const char *type, void *memory, size_t size,
                                    lt_tree *out);
-/* Its memory goes back to the pool (or to the host: lt_tree_create_in); its
-** handle and its fields' become invalid. */
+/* Its cells go back to the pool and its fixed part is kept for the next
+** instance of its tree type (or is the host's again: lt_tree_create_in);
+** its handle and its fields' become invalid. */
 LT_API lt_status lt_tree_destroy(lt_runtime rt, lt_tree t);
 /* Field `name` of the instance, for lt_field_read/write/read_box/write_box/
 ** shape: a scalar field by its name, a component of a vector or matrix field

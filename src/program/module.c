@@ -96,10 +96,16 @@ static bool load_code(prog_module *m, char *err, size_t errlen) {
   return true;
 }
 
-/* The SM number of "sm_86" (86), 0 when it is not one. */
+/* The SM number of "sm_86" (86), 0 when it is not one: "sm_" and 2 or 3
+** digits (what the reader lets through; the device's name is ours). */
 static int sm_number(const char *sm) {
-  int n = 0;
-  return sscanf(sm, "sm_%d", &n) == 1 && n > 0 ? n : 0;
+  if (strncmp(sm, "sm_", 3) != 0) return 0;
+  int n = 0, digits = 0;
+  for (const char *c = sm + 3; *c; c++, digits++) {
+    if (*c < '0' || *c > '9' || digits == 3) return 0;
+    n = n * 10 + (*c - '0');
+  }
+  return digits >= 2 ? n : 0;
 }
 
 /* The CUDA section to load on a GPU of SM `device`: the newest SM not

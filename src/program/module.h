@@ -139,9 +139,9 @@ struct prog_module {
   char triple[64];
   char cpu[64];                    /* the oldest CPU it runs on ("x86-64-v3") */
   char features[512];              /* what that CPU has, comma-separated */
-  int ntrees;
+  int ntrees, trees_cap;
   mod_tree *trees;
-  int nkernels;
+  int nkernels, kernels_cap;
   mod_kernel *kernels;
   const unsigned char *code;       /* the CPU code: a shared object (points into `bytes`); NULL: none */
   size_t code_len;

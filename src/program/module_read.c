@@ -94,6 +94,20 @@ static bool fail(char *err, size_t errlen, const prog_module *m, const cursor *c
 
 /* ---- sections ------------------------------------------------------------------ */
 
+/* Room for one more of n items of `size` in *array (capacity *cap),
+** doubling: a module's sections arrive one by one and their number is
+** unknown until the end. */
+static bool grow(void **array, int *cap, int n, size_t size) {
+  if (n < *cap) return true;
+  int ncap = *cap ? *cap * 2 : 4;
+  void *a = realloc(*array, (size_t)ncap * size);
+  if (!a) return false;
+  memset((char *)a + (size_t)*cap * size, 0, (size_t)(ncap - *cap) * size);
+  *array = a;
+  *cap = ncap;
+  return true;
+}
+
 static bool read_info(prog_module *m, cursor *c, char *err, size_t errlen) {
   get_str(c, m->lattice_version, sizeof m->lattice_version);
   get_str(c, m->triple, sizeof m->triple);
@@ -112,6 +126,8 @@ static bool scalar_dtype(ir_type t) { return t >= IR_i8 && t <= IR_f64; }
 
 static bool read_tree(prog_module *m, cursor *c, char *err, size_t errlen) {
   if (m->ntrees == MOD_MAX_TREES) return fail(err, errlen, m, c, "more than %d tree types", MOD_MAX_TREES);
+  if (!grow((void **)&m->trees, &m->trees_cap, m->ntrees, sizeof *m->trees))
+    return fail(err, errlen, m, c, "out of memory");
   mod_tree *t = &m->trees[m->ntrees];
   memset(t, 0, sizeof *t);
   get_str(c, t->name, sizeof t->name);
@@ -190,6 +206,8 @@ static bool read_tree(prog_module *m, cursor *c, char *err, size_t errlen) {
 
 static bool read_kernel(prog_module *m, cursor *c, char *err, size_t errlen) {
   if (m->nkernels == MOD_MAX_KERNELS) return fail(err, errlen, m, c, "more than %d kernels", MOD_MAX_KERNELS);
+  if (!grow((void **)&m->kernels, &m->kernels_cap, m->nkernels, sizeof *m->kernels))
+    return fail(err, errlen, m, c, "out of memory");
   mod_kernel *k = &m->kernels[m->nkernels];
   memset(k, 0, sizeof *k);
   get_str(c, k->name, sizeof k->name);
@@ -297,10 +315,8 @@ prog_module *prog_module_read(const void *data, size_t n, const char *file, char
   }
   m->code_fd = -1;
   snprintf(m->file, sizeof m->file, "%s", file ? file : "(module)");
-  m->trees = calloc(MOD_MAX_TREES, sizeof *m->trees);
-  m->kernels = calloc(MOD_MAX_KERNELS, sizeof *m->kernels);
   m->bytes = malloc(n ? n : 1);
-  if (!m->trees || !m->kernels || !m->bytes) {
+  if (!m->bytes) {
     fail(err, errlen, m, NULL, "out of memory");
     goto bad;
   }
@@ -315,10 +331,14 @@ prog_module *prog_module_read(const void *data, size_t n, const char *file, char
   m->format = get_u32(&c);
   uint32_t nsec = get_u32(&c);
   uint64_t total = get_le(&c, 8);
-  get_le(&c, 8);
+  uint64_t reserved = get_le(&c, 8);
   if (m->format == 0 || m->format > PROG_MODULE_FORMAT) {
     fail(err, errlen, m, NULL, "module format %u; this runtime reads formats 1 to %d (save the module again with "
          "this Lattice, or update the runtime)", m->format, PROG_MODULE_FORMAT);
+    goto bad;
+  }
+  if (reserved != 0) {
+    fail(err, errlen, m, NULL, "the header's reserved field is not 0 (a newer format's file?)");
     goto bad;
   }
   if (total != n) {
