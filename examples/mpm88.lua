@@ -147,6 +147,7 @@ end
 if opts.bench then
   frame(1)
   print(("mpm88_lt_first_frame_ms %.3f"):format((clock.now() - t_start) * 1e3))
+  print(("mpm88_lt_code_ms %.3f"):format(lt.stats().code_ms))   -- the five kernels' machine code
   local times = {}
   for f = 1, opts.bench do
     local t0 = clock.now()

@@ -61,7 +61,9 @@ struct jit_kernel {
   bool needs_runtime;           /* some task uses rt_context.runtime (sparse SNodes) */
   int64_t gtmp_bytes;           /* size of the global temporaries (rt_context.gtmp) */
   void *impl;                   /* backend-private (e.g. the ORC resource tracker) */
-  double compile_ms;            /* LLVM optimisation + code generation */
+  double compile_ms;            /* making its code: LLVM optimisation and code generation (or
+                                   reading the offline cache), and loading it; not the time it
+                                   waited for a thread */
   bool cached;                  /* the code came from the offline cache */
   uint64_t cache_hash;          /* its key's hash when it is a cache entry; 0: none */
 };

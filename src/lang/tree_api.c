@@ -172,6 +172,8 @@ static int l_stats(lua_State *L) {
   set_int(L, "lists_reused", st.lists_reused);
   set_int(L, "gc_runs", st.gc_runs);
   set_int(L, "cache_hits", p->cache_hits);
+  lua_pushnumber(L, p->code_ms);
+  lua_setfield(L, -2, "code_ms");
   set_int(L, "cache_misses", p->cache_misses);
   lua_newtable(L);
   int n = 0;

@@ -106,10 +106,12 @@ static bool check_ptx(prog_kernel *c, char *err, size_t errlen) {
   return c->prog->compiler->check_ptx(c->k, ptxas, &jo, err, errlen);
 }
 
-/* lt.stats' cache_hits: kernels whose code came from the offline cache */
+/* lt.stats' cache_hits: kernels whose code came from the offline cache;
+** code_ms: the time their code took (LLVM, or the cache read, and linking) */
 static void count_cache(prog_program *p, const jit_kernel *jk) {
   if (jk->cached) p->cache_hits++;
   else p->cache_misses++;
+  p->code_ms += jk->compile_ms;
 }
 
 bool prog_kernel_ready(prog_kernel *c, char *err, size_t errlen) {

@@ -65,6 +65,7 @@ struct prog_program {
   struct rt_builtins *builtins;    /* random seed, launch counter, print buffer */
   uint64_t host_draws;             /* lt.random calls in Lua scope */
   int64_t cache_hits, cache_misses; /* kernels whose code came from the offline cache, or not */
+  double code_ms;                  /* the time all kernels' code took: LLVM, or the cache read, and linking */
   /* What keeps each tree: the front end's handles of it, each live
   ** instance, each compiled kernel that uses it. A tree nothing holds is
   ** freed by prog_reclaim_trees (its slot, SNode ids and memory go to later
