@@ -698,6 +698,82 @@ static void test_pool_and_lua(void) {
   CHECK_ST(lt_runtime_destroy(rt), LT_OK);
 }
 
+/* The host's memory: the pool in its block (lt_runtime_config.pool_memory) and
+** instances' fixed parts in its blocks (lt_tree_create_in), used until the pool
+** is exhausted, which names the host's pool. */
+static void test_host_memory(void) {
+  enum { POOL = 8 << 20 };
+  unsigned char *pool = aligned_alloc(64, POOL);
+  lt_runtime rt = {0};
+  lt_runtime_config cfg;
+  lt_runtime_config_default(&cfg);
+  cfg.threads = 2;
+  cfg.device_memory = POOL;
+  cfg.pool_memory = pool + 8;      /* misaligned */
+  CHECK_ST(lt_runtime_create(&cfg, &rt), LT_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(lt_last_error(rt), "64-byte alignment");
+  cfg.pool_memory = pool;
+  cfg.arch = LT_ARCH_CUDA;
+  CHECK_ST(lt_runtime_create(&cfg, &rt), LT_ERROR_INVALID_ARGUMENT);
+  cfg.arch = LT_ARCH_CPU;
+  memset(pool, 0xab, POOL);
+  CHECKF(lt_runtime_create(&cfg, &rt) == LT_OK, "%s", lt_last_error(rt));
+  int zeroed = 1;
+  for (size_t i = 0; i < POOL; i += 4096) zeroed &= pool[i] != 0xab;
+  CHECK(zeroed);                   /* the runtime took the block */
+  lt_module m;
+  CHECK_ST(lt_module_load(rt, path_a, &m), LT_OK);
+  lt_kernel fill, count;
+  CHECK_ST(lt_module_kernel(rt, m, "fill", &fill), LT_OK);
+  CHECK_ST(lt_module_kernel(rt, m, "count", &count), LT_OK);
+  uint64_t bytes = 0;
+  CHECK_ST(lt_module_tree_type(rt, m, "grid", &bytes), LT_OK);
+  size_t block = (bytes + 63) / 64 * 64;
+  lt_tree bad;
+  unsigned char *one = aligned_alloc(64, block + 64);
+  CHECK_ST(lt_tree_create_in(rt, m, "grid", one + 4, block, &bad), LT_ERROR_INVALID_ARGUMENT);
+  CHECK_ST(lt_tree_create_in(rt, m, "grid", one, (size_t)bytes - 1, &bad), LT_ERROR_SHAPE);
+  CHECK_CONTAINS(lt_last_error(rt), "needs a block of");
+  CHECK_ST(lt_tree_create_in(rt, m, "grid", NULL, block, &bad), LT_ERROR_INVALID_ARGUMENT);
+  CHECK_ST(lt_tree_create_in(rt, m, "nope", one, block, &bad), LT_ERROR_NOT_FOUND);
+  free(one);
+  /* instances in the host's blocks, filled until the pool's cells run out */
+  enum { MAX = 4000 };
+  unsigned char *blocks = aligned_alloc(64, (size_t)MAX * block);
+  memset(blocks, 0xcd, (size_t)MAX * block);
+  lt_tree *ts = malloc(MAX * sizeof *ts);
+  int made = 0;
+  lt_status st = LT_OK;
+  lt_value fa[4] = {{0}, lt_float(1), lt_int(1), lt_int(16)}, res = {0};
+  while (made < MAX && st == LT_OK) {
+    st = lt_tree_create_in(rt, m, "grid", blocks + (size_t)made * block, block, &ts[made]);
+    if (st != LT_OK) break;
+    fa[0] = lt_tree_value(ts[made++]);
+    st = lt_kernel_launch(rt, fill, fa, 4, NULL);
+  }
+  CHECKF(st == LT_ERROR_RUNTIME && made > 10, "%d instances, then %s (%s)", made, lt_status_name(st),
+         lt_last_error(rt));
+  CHECK_CONTAINS(lt_last_error(rt), "the host's memory pool");
+  /* the fixed part is the host's block: zeroed, then the pointer table written there */
+  int nonzero = 0;
+  for (size_t i = 0; i < (size_t)bytes; i++) nonzero += blocks[i] != 0 && blocks[i] != 0xcd;
+  CHECK(nonzero > 0);
+  fa[0] = lt_tree_value(ts[0]);
+  CHECK_ST(lt_kernel_launch(rt, count, fa, 1, &res), LT_OK);
+  check_result(res, LT_VALUE_INT, N * N, 0, "count of a full instance in host memory");
+  for (int i = 0; i < made; i++) CHECK_ST(lt_tree_destroy(rt, ts[i]), LT_OK);
+  /* the cells came back: an instance fits again */
+  CHECK_ST(lt_tree_create_in(rt, m, "grid", blocks, block, &ts[0]), LT_OK);
+  fa[0] = lt_tree_value(ts[0]);
+  CHECK_ST(lt_kernel_launch(rt, fill, fa, 4, NULL), LT_OK);
+  CHECK_ST(lt_kernel_launch(rt, count, fa, 1, &res), LT_OK);
+  check_result(res, LT_VALUE_INT, N * N, 0, "count after the host's pool had room again");
+  CHECK_ST(lt_runtime_destroy(rt), LT_OK);
+  free(ts);
+  free(blocks);
+  free(pool);                      /* the host's again */
+}
+
 /* Runtimes on two threads at once, each with its own copy of module A. */
 typedef struct {
   const unsigned char *bytes;
@@ -1306,6 +1382,7 @@ int main(void) {
   test_run(2, 1);
   test_modules_together();
   test_pool_and_lua();
+  test_host_memory();
   test_threads();
   test_misuse();
   test_corrupt();
