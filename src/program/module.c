@@ -231,7 +231,6 @@ prog_module *prog_module_load_bytes(prog_program *p, const void *data, size_t n,
     for (int t = added; t < m->ntrees; t++)      /* not known to the sparse runtime */
       if (m->trees[t].root) ir_tree_free(p->ir, m->trees[t].root->tree);
     for (int t = added; t < m->ntrees; t++) m->trees[t].root = NULL;
-    m->ntrees = added;                             /* prog_module_free lets the others go */
     prog_module_free(m);
     return NULL;
   }
