@@ -44,12 +44,24 @@ function T.current() return S end
 
 -- The innermost frame of user code (not a lattice/ module, not C): the line
 -- to blame for an error and to record on emitted statements.
+-- Called for every statement traced, so a function's kind is looked up once
+-- (its short_src when it is the user's, false when not) and each frame costs
+-- only its function and line.
+local user_src = setmetatable({}, { __mode = "k" })
 local function user_loc()
   for level = 3, 200 do
-    local info = debug.getinfo(level, "Sl")
-    if not info then break end
-    if info.what ~= "C" and info.currentline > 0 and info.source:sub(1, 9) ~= "=lattice/" then
-      return info.short_src, info.currentline
+    local f = debug.getinfo(level, "f")
+    if not f then break end
+    f = f.func
+    local src = user_src[f]
+    if src == nil then
+      local info = debug.getinfo(f, "S")
+      src = info.what ~= "C" and info.source:sub(1, 9) ~= "=lattice/" and info.short_src
+      user_src[f] = src
+    end
+    if src then
+      local line = debug.getinfo(level, "l").currentline
+      if line > 0 then return src, line end
     end
   end
   return (S and S.file) or "?", 0
