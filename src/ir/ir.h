@@ -176,6 +176,7 @@ struct ir_kernel {
   bool debug;                      /* bounds checks are emitted */
   bool fma;                        /* float a * b + c may become one fused multiply-add
                                       (lt.init{fma = true}; codegen only) */
+  bool grad;                       /* made into its adjoint by the autodiff pass (k:grad) */
   ir_arena *arena;
   int next_id;
   /* error unwinding: ir_fail longjmps to *on_error when set */

@@ -349,6 +349,9 @@ static void parse_kernel(parser *ps) {
     } else if (irp_is_word(ps, "debug")) {
       k->debug = true;
       irp_next(ps);
+    } else if (irp_is_word(ps, "grad")) {
+      k->grad = true;
+      irp_next(ps);
     } else if (irp_is_word(ps, "gtmp")) {
       irp_next(ps);
       irp_expect(ps, "=", "after gtmp");

@@ -467,6 +467,7 @@ char *ir_print_ex(ir_kernel *k, unsigned flags) {
   if (k->ret_type != IR_void) put(&o, " -> %s", ir_type_name(k->ret_type));
   if (k->offloaded) put(&o, " offloaded");
   if (k->debug) put(&o, " debug");
+  if (k->grad) put(&o, " grad");
   if (k->gtmp_size) put(&o, " gtmp=%d", k->gtmp_size);
   put(&o, " {\n");
   print_block(&o, k->body, 1);

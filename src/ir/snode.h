@@ -95,6 +95,7 @@ struct ir_snode {
   /* place */
   ir_type dtype;
   const char *name;                /* the field's name for messages and the printer */
+  int grad;                        /* place: the id of its gradient's place (needs_grad), or -1 */
 
   /* the field as seen through indices (for places; also set on inner nodes) */
   int nidx;                        /* number of virtual indices */

@@ -346,6 +346,13 @@ static int m_add_string(lua_State *L) {
   return 1;
 }
 
+/* b:set_grad() -- the kernel is made into its adjoint (the autodiff pass) */
+static int m_set_grad(lua_State *L) {
+  lang_builder *b = check_builder(L);
+  b->k->grad = true;
+  return 0;
+}
+
 /* b:set_arg_name(i, name) -- names IR argument i for messages (ndarrays) */
 static int m_set_arg_name(lua_State *L) {
   lang_builder *b = check_builder(L);
@@ -417,7 +424,7 @@ void lang_open_ir(lua_State *L) {
     {"snode_op", m_snode_op}, {"snode_append", m_snode_append},
     {"deactivate_all", m_deactivate_all}, {"struct_for", m_struct_for},
     {"struct_index", m_struct_index},
-    {"set_aux", m_set_aux}, {"add_string", m_add_string}, {"set_arg_name", m_set_arg_name},
+    {"set_aux", m_set_aux}, {"add_string", m_add_string}, {"set_arg_name", m_set_arg_name}, {"set_grad", m_set_grad},
     {NULL, NULL}};
   if (luaL_newmetatable(L, LANG_BUILDER)) {
     luaL_newlib(L, methods);

@@ -153,6 +153,36 @@ static int l_compiled_ir(lua_State *L) {
   return 1;
 }
 
+typedef struct {
+  lua_State *L;
+  const ir_program *ir;
+  int reads, writes;               /* stack indices of the two tables */
+} field_uses;
+
+static void note_use(ir_stmt *s, void *ud) {
+  field_uses *u = ud;
+  unsigned f = ir_op_flags(s->op);
+  if (!(f & (IR_LOAD | IR_STORE)) || !s->ops[0] || s->ops[0]->op != IR_global_ptr) return;
+  int t = f & IR_STORE ? u->writes : u->reads;
+  lua_rawgeti(u->L, t, s->ops[0]->aux);
+  bool seen = !lua_isnil(u->L, -1);
+  lua_pop(u->L, 1);
+  if (seen) return;
+  lua_pushinteger(u->L, s->loc.line);
+  lua_rawseti(u->L, t, s->ops[0]->aux);
+}
+
+/* core.kernel_fields(compiled) -> reads, writes: place SNode id -> the line
+** of its first read / write (lt.tape's check, autodiff.lua) */
+static int l_kernel_fields(lua_State *L) {
+  prog_kernel *c = check_compiled(L, 1);
+  lua_newtable(L);
+  lua_newtable(L);
+  field_uses u = {L, c->prog->ir, lua_gettop(L) - 1, lua_gettop(L)};
+  if (c->k) ir_walk(c->k->body, note_use, &u);
+  return 2;
+}
+
 void lang_open_kernel(lua_State *L) {
   if (luaL_newmetatable(L, LANG_COMPILED)) {
     lua_pushcfunction(L, l_compiled_gc);
@@ -164,6 +194,7 @@ void lang_open_kernel(lua_State *L) {
     {"compiled_wait", l_compiled_wait},
     {"launch", l_launch},
     {"compiled_ir", l_compiled_ir},
+    {"kernel_fields", l_kernel_fields},
     {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -131,6 +131,17 @@ static int l_set_name(lua_State *L) {
   return 0;
 }
 
+/* core.set_grad(prog, place, grad_place): the place's gradient (needs_grad) */
+static int l_set_grad(lua_State *L) {
+  prog_program *p = lang_check_program(L, 1);
+  ir_snode *s = check_snode(L, p, 2);
+  ir_snode *g = check_snode(L, p, 3);
+  if (s->kind != IR_SN_place || g->kind != IR_SN_place || s->dtype != g->dtype)
+    return luaL_error(L, "internal error: a gradient is a place of the primal's type");
+  s->grad = g->id;
+  return 0;
+}
+
 static int push_fail(lua_State *L, const char *err) {
   lua_pushnil(L);
   lua_pushstring(L, err);
@@ -220,6 +231,7 @@ void lang_open_snode(lua_State *L) {
     {"dynamic", l_dynamic},
     {"place", l_place},
     {"set_name", l_set_name},
+    {"set_grad", l_set_grad},
     {"materialize", l_materialize},
     {"snode_info", l_snode_info},
     {NULL, NULL}};

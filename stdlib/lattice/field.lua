@@ -62,6 +62,8 @@ function M.set_name(f, name)
   if f._snode and f._gen == state.gen and core.program_alive(state.prog) then
     core.set_name(state.prog, f._snode, name)
   end
+  local g = rawget(f, "_grad")                   -- x's gradient is "x.grad" in messages
+  if g and not rawget(g, "_name") then M.set_name(g, name .. ".grad") end
 end
 
 local function shape_text(shape)
@@ -75,7 +77,23 @@ local serial = 0
 -- lt.field(dtype, shape, name): shape nil = placed later; {} = 0-D.
 function M.new(ensure, dtype, shape, name)
   local cfield = require "lattice.cfield"
-  if cfield.is_ctype(dtype) then return cfield.new(ensure, dtype, shape, name) end   -- vectors, matrices, structs
+  local needs_grad = false
+  if type(name) == "table" then                  -- options: {name = "x", needs_grad = true}
+    for key in pairs(name) do
+      if key ~= "name" and key ~= "needs_grad" then
+        raise("lt.field: unknown option '" .. tostring(key) .. "' (name, needs_grad)")
+      end
+    end
+    needs_grad = name.needs_grad == true
+    name = name.name
+  end
+  if cfield.is_ctype(dtype) then
+    if needs_grad then
+      raise("lt.field: gradients of vector, matrix and struct fields are not supported yet; use one scalar field "
+        .. "per component (docs/autodiff.md)")
+    end
+    return cfield.new(ensure, dtype, shape, name)   -- vectors, matrices, structs
+  end
   if not types.is_type(dtype) or dtype.name == "i1" then
     raise("lt.field: the first argument must be a scalar or composite type such as lt.f32 or lt.vec2 (got " ..
       tostring(dtype) .. ")")
@@ -83,8 +101,17 @@ function M.new(ensure, dtype, shape, name)
   if name ~= nil and type(name) ~= "string" then
     raise("lt.field: the name must be a string")
   end
+  if needs_grad and dtype.name ~= "f32" and dtype.name ~= "f64" then
+    raise("lt.field: a field with a gradient (needs_grad) holds f32 or f64, not " .. dtype.name)
+  end
   serial = serial + 1
   local f = setmetatable({ _dtype = dtype, _name = name, _serial = serial }, Field)   -- x.dtype: read-only
+  if needs_grad then                             -- x.grad: placed beside x unless placed first
+    serial = serial + 1
+    local g = setmetatable({ _dtype = dtype, _name = name and (name .. ".grad"), _serial = serial, _primal = f },
+      Field)
+    rawset(f, "_grad", g)
+  end
   if shape ~= nil then
     ensure()
     if type(shape) == "number" then shape = { shape } end
@@ -224,6 +251,14 @@ end
 function Builder:place(...)
   check_builder(self)
   local list = place_list(...)
+  -- a field's gradient goes beside it (in its cell), unless placed already or
+  -- in this call
+  local given = {}
+  for _, f in ipairs(list) do given[f] = true end
+  for i = #list, 1, -1 do
+    local g = is_field(list[i]) and rawget(list[i], "_grad")
+    if g and not g._snode and not given[g] then table.insert(list, i + 1, g) end
+  end
   for i = 1, #list do
     local f = list[i]
     if not is_field(f) then
@@ -239,6 +274,11 @@ function Builder:place(...)
     rawset(f, "_root", self.root)
     rawset(f, "_tree", self.tok)
     state.trees[self.root][f] = true
+  end
+  for _, f in ipairs(list) do                    -- link each placed field and its gradient
+    local g, p = rawget(f, "_grad"), rawget(f, "_primal")
+    if g and g._snode and g._gen == state.gen then core.set_grad(state.prog, f._snode, g._snode) end
+    if p and p._snode and p._gen == state.gen then core.set_grad(state.prog, p._snode, f._snode) end
   end
   return self
 end
@@ -350,7 +390,18 @@ local function check_value(f, v)
 end
 M.check_value = check_value
 
+-- Lua-scope writes inside lt.tape are refused: the tape records kernels only,
+-- so a gradient through such a write would be silently wrong.
+local function not_on_tape(f, what)
+  if state.tape and not rawget(f, "_primal") then
+    raise(what .. " of field '" .. guess_name(f) .. "' inside lt.tape: the tape records kernel calls only, so "
+      .. "gradients would miss this write; write it before the tape starts, or in a kernel")
+  end
+end
+M.not_on_tape = not_on_tape
+
 local function host_set(f, idx, v)
+  not_on_tape(f, "a write")
   v = check_value(f, v)
   local ok, err = core.field_set(state.prog, f._snode, inst_ud(f), v, table.unpack(idx, 1, f._nidx))
   if not ok then
@@ -420,6 +471,7 @@ local methods = {}
 
 function methods.fill(f, v)
   if tracer.active() then return tracer.unsupported("x:fill inside a kernel; write a loop") end
+  not_on_tape(f, "x:fill")
   M.ready(f)
   v = check_value(f, v)
   local ok, err = core.field_fill(state.prog, f._snode, inst_ud(f), v)
@@ -439,6 +491,7 @@ end
 -- src/lang/datatable.c's); a 0-D field takes the number itself.
 function methods.from_table(f, tbl)
   if tracer.active() then return tracer.unsupported("x:from_table inside a kernel") end
+  not_on_tape(f, "x:from_table")
   M.ready(f)
   if f._nidx > 0 and type(tbl) ~= "table" then
     raise("x:from_table of field '" .. M.guess_name(f) .. "': expects a table, got a " .. type(tbl))
@@ -450,6 +503,7 @@ end
 -- x:from_table for a component of a composite field (cfield.lua): every
 -- element from the flat row-major list of checked numbers.
 function M.set_list(f, list)
+  not_on_tape(f, "x:from_table")
   local ok, err = core.field_set_list(state.prog, f._snode, inst_ud(f), list)
   if not ok then raise("x:from_table of field '" .. M.guess_name(f) .. "': " .. err) end
 end
@@ -476,6 +530,15 @@ function props.shape(f)
   return s
 end
 function props.name(f) return guess_name(f) end
+function props.grad(f)                   -- x.grad of lt.field(..., {needs_grad = true})
+  local g = rawget(f, "_grad")
+  if not g then
+    raise("field '" .. guess_name(f) .. "' has no gradient: make it with lt.field(dtype, shape, "
+      .. "{needs_grad = true})")
+  end
+  if not rawget(g, "_name") and rawget(f, "_name") then rawset(g, "_name", f._name .. ".grad") end
+  return g
+end
 function props.value(f)                  -- the element of a 0-D field
   if tracer.active() then return tracer.field_read(f, {}) end
   M.ready(f)
@@ -491,7 +554,7 @@ Field.__index = function(f, k)
     if m then return m end
     local p = props[k]
     if p then return p(f) end
-    raise("fields have no member '" .. k .. "' (fields have: shape, dtype, name, value, fill, to_table, "
+    raise("fields have no member '" .. k .. "' (fields have: shape, dtype, name, value, grad, fill, to_table, "
       .. "from_table, active, deactivate_all)")
   end
   if tracer.active() then return tracer.field_index(f, k) end

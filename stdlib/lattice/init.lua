@@ -454,6 +454,10 @@ function lt.compile(...)
   end
 end
 
+-- gradients: lt.tape, lt.clear_grads (autodiff.lua, docs/autodiff.md)
+function lt.tape(fn) ensure_init(); return require("lattice.autodiff").tape(fn) end
+function lt.clear_grads(...) return require("lattice.autodiff").clear_grads(...) end
+
 -- lt.aot.module{...}: AOT modules (aot.lua, docs/aot.md)
 lt.aot = { module = function(opts) ensure_init(); return require("lattice.aot").module(opts) end }
 

@@ -221,11 +221,12 @@ end
 
 -- tys[i]: the scalar type of parameter i, or {tree = tree type} for an
 -- instance (traced as a proxy; not an IR argument).
-local function trace(k, tys, background)
+local function trace(k, tys, background, grad)
   local rf = rewrite_function(k, k.fn)
   local treem = require "lattice.tree"
 
   local b = core.builder_new(state.prog, k.name)
+  if grad then b:set_grad() end                          -- k:grad: the autodiff pass makes the adjoint
   local ids = {}
   for _, t in ipairs(tys) do
     if t.leaf_types then                                   -- a vector/matrix/struct: one argument per scalar
@@ -355,7 +356,9 @@ function K:compiled_for(given)
   return self.cache[key], list
 end
 
-function K:__call(...)
+-- k(...) runs the kernel; k:grad(...) its adjoint (grad true: compiled
+-- separately, cached under the signature with "|grad").
+local function invoke(self, grad, ...)
   if T.active() then T.fail("a kernel cannot call another kernel; call a plain Lua function instead") end
   prepare(self)
   local n = select("#", ...)
@@ -445,16 +448,28 @@ function K:__call(...)
     state.raise(("kernel %s: its arguments take %d scalar slots (each component of a vector, matrix or struct "
       .. "argument takes one); a kernel takes at most 16"):format(self.name, #vals))
   end
-  key = table.concat(key, ",")
+  key = table.concat(key, ",") .. (grad and "|grad" or "")
   local ck = self.cache[key]
   if not ck then
     fieldm.materialize_current()
-    ck = trace(self, tys)
+    ck = trace(self, tys, nil, grad)
     self.cache[key] = ck
   end
   self.last = ck
+  if grad then                               -- a tape records kernels and their arguments (autodiff.lua)
+    return launched(pcall(core.launch, ck, insts, table.unpack(vals)))
+  end
+  local tape = state.tape
+  if tape then tape:record(self, ck, ...) end
   return launched(pcall(core.launch, ck, insts, table.unpack(vals)))
 end
+
+function K:__call(...) return invoke(self, false, ...) end
+
+-- k:grad(...): the adjoint of k with these arguments (docs/autodiff.md): adds
+-- to the gradients of the fields k reads what the gradients of the fields it
+-- writes say
+function K:grad(...) return invoke(self, true, ...) end
 
 -- k:ir() -> the IR after every pass for the most recently compiled signature.
 function K:ir()

@@ -146,6 +146,15 @@ local function check_kernel_inst(fname, t)
 end
 
 -- One operation: "activate", "deactivate", "is_active", "length".
+-- Changes of a tree's cells from Lua inside lt.tape are refused: the tape
+-- records kernels only (autodiff.lua).
+local function on_tape(fname, t)
+  if state.tape then
+    raise(fname .. " of " .. t.what .. " inside lt.tape: the tape records kernel calls only, so gradients would "
+      .. "miss this change; do it before the tape starts, or in a kernel")
+  end
+end
+
 local function op(fname, opname, x, ...)
   local whole = opname == "length" or opname == "deactivate"
   local t = target(fname, x, whole)
@@ -167,6 +176,7 @@ local function op(fname, opname, x, ...)
       raise(fname .. ": index " .. (k - 1) .. " must be an integer (got " .. tostring(v) .. ")")
     end
   end
+  if opname == "activate" or opname == "deactivate" then on_tape(fname, t) end
   local ok, r = pcall(core.snode_op, state.prog, t.level, inst_ud(t), t.what, opname, table.unpack(idx))
   if not ok then raise((tostring(r):gsub("^lattice/[%w_]+%.lua:%d+: ", ""))) end
   if opname == "activate" or opname == "deactivate" then return nil end
@@ -205,6 +215,7 @@ function M.append(x, ...)
     local r = b:snode_append(t.level, T.implicit(v, dtype, t.what), table.unpack(ks))
     return T.sym(r, I32)
   end
+  on_tape("lt.append", t)
   if type(v) ~= "number" then raise("lt.append: the value must be a number (got a " .. type(v) .. ")") end
   if dtype.is_int then
     local iv = math.tointeger(v)
@@ -226,6 +237,7 @@ function M.deactivate_all(x)
     T.B():deactivate_all(t.level)
     return
   end
+  on_tape("deactivate_all", t)
   local ok, e = pcall(core.deactivate_all, state.prog, t.level, inst_ud(t))
   if not ok then raise((tostring(e):gsub("^lattice/[%w_]+%.lua:%d+: ", ""))) end
 end

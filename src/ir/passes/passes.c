@@ -68,6 +68,10 @@ static void full_pipeline(pipeline *p, const char *unused) {
   RUN(p, typecheck);
   RUN(p, mem2reg);        /* kernel-level locals read by parallel loops become values */
   simplify(p);
+  if (p->k->grad) {       /* k:grad: the adjoint, from the simplified primal */
+    RUN(p, autodiff);
+    simplify(p);
+  }
   RUN(p, offload);
   RUN(p, reduce);
   ir_check_races(p->k);   /* a check, not a pass: no dump */

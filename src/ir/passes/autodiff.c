@@ -1,0 +1,379 @@
+/*
+** autodiff.c -- reverse mode: a kernel marked `grad` (k:grad(...),
+** docs/autodiff.md) becomes its adjoint. Runs after typecheck, mem2reg and
+** the first simplification, before offload, on kernels whose locals have
+** become values.
+**
+** The adjoint of a kernel recomputes its values and walks its statements
+** backwards, adding each value's adjoint into the adjoints of its operands:
+**
+**   - every top-level loop becomes one loop over the same range whose body
+**     is the primal body without its field writes, then the adjoint of that
+**     body statement by statement in reverse; the loops run in reverse
+**     order, so a later loop's gradients reach the fields an earlier one
+**     reads before it runs;
+**   - a read of a field with a gradient, x[i], adds the value's adjoint to
+**     x.grad[i] (an atomic add: iterations may read one element); a write
+**     y[i] = v or lt.atomic_add(y[i], v) adds y.grad[i] to v's adjoint;
+**   - top-level statements keep their place, and their adjoints follow the
+**     last loop's; their adjoints are kernel locals, which parallel loops
+**     add to (the reduce pass makes that atomic).
+**
+** Only values that depend on a field with a gradient ("active" values) get
+** adjoints. The recomputation is right only when a kernel's field values do
+** not change under it, so what the global-data-access rule forbids is
+** refused, naming the field and the line: a field read and then written, or
+** accumulated and then read, or written twice. So is everything this pass
+** cannot differentiate yet (control flow left inside a loop body, local
+** loops, ndarrays of active values, a kernel result, atomic min/max,
+** lt.random): an error naming it, never a silently constant value.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../snode.h"
+#include "passes.h"
+
+typedef struct {
+  ir_kernel *k;
+  int n;                           /* statement ids are 0..n-1 (ir_number) */
+  bool *active;                    /* by id */
+  ir_stmt **adj;                   /* by id: the adjoint's alloca, or NULL */
+  ir_builder b;                    /* where adjoint code goes */
+} ad;
+
+static const char *field_of(const ir_kernel *k, const ir_stmt *ptr) {
+  const ir_snode *s = ptr && ptr->op == IR_global_ptr ? ir_program_snode(k->prog, ptr->aux) : NULL;
+  return s && s->name ? s->name : "?";
+}
+
+/* The gradient place of the field ptr points into, or NULL. */
+static const ir_snode *grad_of(const ir_kernel *k, const ir_stmt *ptr) {
+  if (!ptr || ptr->op != IR_global_ptr) return NULL;
+  const ir_snode *s = ir_program_snode(k->prog, ptr->aux);
+  return s && s->grad >= 0 ? ir_program_snode(k->prog, s->grad) : NULL;
+}
+
+static bool is_float(ir_type t) { return t == IR_f32 || t == IR_f64; }
+
+/* ---- the rules -------------------------------------------------------------- */
+
+typedef struct {
+  ir_kernel *k;
+  /* per place SNode id: the line of its first read, store, accumulation (0: none) */
+  int read[IR_MAX_SNODES], stored[IR_MAX_SNODES], accumulated[IR_MAX_SNODES];
+} rules;
+
+static void check_access(ir_stmt *s, void *ud) {
+  rules *r = ud;
+  ir_kernel *k = r->k;
+  unsigned f = ir_op_flags(s->op);
+  if (!(f & (IR_LOAD | IR_STORE)) || !s->ops[0] || s->ops[0]->op != IR_global_ptr) return;
+  int id = s->ops[0]->aux;
+  if (id < 0 || id >= IR_MAX_SNODES) return;
+  const char *name = field_of(k, s->ops[0]);
+  int line = s->loc.line;
+  if (s->op == IR_global_load) {
+    if (r->accumulated[id])
+      ir_fail(k, s->loc, "kernel %s reads field '%s' after adding to it at line %d: its gradient needs the "
+              "field's final value, which only a later kernel sees; read it in another kernel",
+              k->name, name, r->accumulated[id]);
+    if (!r->read[id]) r->read[id] = line ? line : -1;
+    return;
+  }
+  const char *what = s->op == IR_global_store ? "writes" : "adds to";
+  if (r->read[id])
+    ir_fail(k, s->loc, "kernel %s %s field '%s', which it reads at line %d: its gradient would recompute with "
+            "the overwritten values; write the result to another field (a kernel being differentiated must "
+            "not overwrite what it reads)", k->name, what, name, r->read[id]);
+  if (s->op == IR_global_store && (r->stored[id] || r->accumulated[id]))
+    ir_fail(k, s->loc, "kernel %s writes field '%s' a second time (first at line %d): a field is written once "
+            "in a kernel being differentiated (lt.atomic_add may add to it several times)", k->name, name,
+            r->stored[id] ? r->stored[id] : r->accumulated[id]);
+  if (s->op != IR_global_store && r->stored[id])
+    ir_fail(k, s->loc, "kernel %s adds to field '%s', which it writes at line %d: write it once or only add to "
+            "it", k->name, name, r->stored[id]);
+  if (s->op != IR_atomic_add && s->op != IR_atomic_sub && s->op != IR_global_store)
+    ir_fail(k, s->loc, "kernel %s: %s on field '%s' has no gradient rule yet (lt.atomic_add and lt.atomic_sub "
+            "do)", k->name, ir_op_name(s->op), name);
+  int *mark = s->op == IR_global_store ? r->stored : r->accumulated;
+  if (!mark[id]) mark[id] = line ? line : -1;
+}
+
+/* ---- which statements may be differentiated ------------------------------------ */
+
+static void unsupported(ir_kernel *k, const ir_stmt *s, const char *what) {
+  ir_fail(k, s->loc, "kernel %s cannot be differentiated yet: %s (docs/autodiff.md says what can)", k->name,
+          what);
+}
+
+/* A statement of a loop body or of the top level: known to this pass. */
+static void check_stmt(ad *a, ir_stmt *s, bool top) {
+  ir_kernel *k = a->k;
+  switch (s->op) {
+  case IR_range_for: case IR_struct_for:
+    if (!top) unsupported(k, s, "a loop inside a loop");
+    return;
+  case IR_if: unsupported(k, s, "an `if` whose branches write fields or change locals (a plain `if` that "
+                          "picks a value is fine)"); return;
+  case IR_while: unsupported(k, s, "a while loop"); return;
+  case IR_alloca: case IR_local_load: case IR_local_store:
+    unsupported(k, s, "a local variable assigned in an `if` whose branches read fields, or changed by a loop "
+                "inside the kernel's loop (an `if` that only computes from values read before it is fine: "
+                "read the fields first)");
+    return;
+  case IR_return: unsupported(k, s, "a kernel result (`return`): write the loss to a field"); return;
+  case IR_break: case IR_continue: unsupported(k, s, "break or continue"); return;
+  case IR_random: unsupported(k, s, "lt.random (its draws would differ in the adjoint)"); return;
+  case IR_ext_ptr: case IR_check_bound: return;   /* ndarrays: only inactive values (checked below) */
+  case IR_atomic_min: case IR_atomic_max:
+    return;                        /* refused by the rules when on a field */
+  default: break;
+  }
+  unsigned f = ir_op_flags(s->op);
+  if (f & IR_TASK) unsupported(k, s, "an offloaded kernel");
+  if ((f & IR_PURE) || s->op == IR_global_load || s->op == IR_global_store || s->op == IR_atomic_add ||
+      s->op == IR_atomic_sub || s->op == IR_print || s->op == IR_print_more || s->op == IR_assert ||
+      s->op == IR_check_index || s->op == IR_snode_is_active || s->op == IR_snode_length)
+    return;
+  char what[96];
+  snprintf(what, sizeof what, "%s", ir_op_name(s->op));
+  unsupported(k, s, what);
+}
+
+/* ---- activity -------------------------------------------------------------------- */
+
+static void mark_active(ad *a, ir_stmt *s) {
+  bool act = false;
+  if (s->op == IR_global_load && s->ops[0]->op == IR_ext_ptr) {
+    act = false;                   /* ndarrays have no gradients yet */
+  } else if (s->op == IR_global_load) {
+    act = grad_of(a->k, s->ops[0]) != NULL && is_float(s->type);
+  } else if ((ir_op_flags(s->op) & IR_PURE) && is_float(s->type) && s->op != IR_global_ptr) {
+    for (int i = 0; i < s->nops; i++) act = act || (s->ops[i] && s->ops[i]->id >= 0 && a->active[s->ops[i]->id]);
+  }
+  if (s->id >= 0 && s->id < a->n) a->active[s->id] = act;
+  /* an active value stored into an ndarray, or handed to an op this pass does not know, would lose its
+  ** gradient */
+  bool stores = s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub;
+  if (stores && s->ops[0]->op == IR_ext_ptr && a->active[s->ops[1]->id])
+    unsupported(a->k, s, "writing a value that depends on a field with a gradient into an ndarray");
+  /* the old value an atomic returns depends on the order of the additions */
+  for (int i = 0; i < s->nops; i++) {
+    ir_op o = s->ops[i] ? s->ops[i]->op : IR_const;
+    if ((o == IR_atomic_add || o == IR_atomic_sub) && is_float(s->ops[i]->type))
+      unsupported(a->k, s, "using the old value lt.atomic_add returns");
+  }
+}
+
+static void mark_block(ad *a, ir_block *blk, bool top) {
+  for (ir_stmt *s = blk->first; s; s = s->next) {
+    check_stmt(a, s, top);
+    mark_active(a, s);
+    if ((s->op == IR_range_for || s->op == IR_struct_for) && top) mark_block(a, s->blocks[0], false);
+  }
+}
+
+/* ---- adjoint code ---------------------------------------------------------------- */
+
+/* The adjoint local of value s: made on first use at the start of s's own
+** block (a loop body, or the kernel's top level, whose adjoints parallel
+** loops add to), zeroed there. */
+static ir_stmt *adj_var(ad *a, ir_stmt *s) {
+  if (a->adj[s->id]) return a->adj[s->id];
+  ir_stmt *var = ir_new(a->k, IR_alloca, s->type, 0, NULL);
+  ir_stmt *zero = ir_new(a->k, IR_const, s->type, 0, NULL);
+  zero->imm.fval = 0;
+  ir_stmt *ops[2] = {var, zero};
+  ir_stmt *st = ir_new(a->k, IR_local_store, IR_void, 2, ops);
+  var->loc = zero->loc = st->loc = s->loc;
+  ir_stmt *at = s->parent->first;  /* never NULL: s is in it */
+  ir_insert_before(at, var);
+  ir_insert_before(at, zero);
+  ir_insert_before(at, st);
+  a->adj[s->id] = var;
+  return var;
+}
+
+/* adj(s) += v, when s is active */
+static void accumulate(ad *a, ir_stmt *s, ir_stmt *v) {
+  if (!s || s->id < 0 || s->id >= a->n || !a->active[s->id]) return;
+  ir_stmt *var = adj_var(a, s);
+  ir_builder *b = &a->b;
+  if (v->type != s->type) v = ir_b_cast(b, s->type, v);
+  ir_stmt *old = ir_b_local_load(b, var);
+  ir_b_local_store(b, var, ir_b_binary(b, IR_add, old, v));
+}
+
+static ir_stmt *cf(ad *a, ir_type t, double v) { return ir_b_const_float(&a->b, t, v); }
+static ir_stmt *bin(ad *a, ir_op op, ir_stmt *x, ir_stmt *y) { return ir_b_binary(&a->b, op, x, y); }
+static ir_stmt *un(ad *a, ir_op op, ir_stmt *x) { return ir_b_unary(&a->b, op, x); }
+
+/* The adjoint of statement s (in reverse order). */
+static void adjoint(ad *a, ir_stmt *s) {
+  ir_kernel *k = a->k;
+  ir_builder *b = &a->b;
+  b->loc = s->loc;
+  /* field writes: the written value's adjoint is the field's gradient there */
+  if (s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub) {
+    ir_stmt *v = s->ops[1];
+    const ir_snode *g = grad_of(k, s->ops[0]);
+    if (!g || !a->active[v->id]) return;
+    ir_stmt *p = s->ops[0];
+    ir_stmt *gp = ir_b_global_ptr(b, g->id, p->nops, p->ops);
+    ir_stmt *gv = ir_b_global_load(b, gp);
+    accumulate(a, v, s->op == IR_atomic_sub ? un(a, IR_neg, gv) : gv);
+    return;
+  }
+  if (s->id < 0 || s->id >= a->n || !a->active[s->id] || !a->adj[s->id]) return;
+  ir_stmt *g = ir_b_local_load(b, a->adj[s->id]);
+  ir_type t = s->type;
+  ir_stmt *x = s->nops > 0 ? s->ops[0] : NULL, *y = s->nops > 1 ? s->ops[1] : NULL;
+  switch (s->op) {
+  case IR_global_load: {           /* x[i] read: into x.grad[i] */
+    const ir_snode *gs = grad_of(k, x);
+    ir_stmt *gp = ir_b_global_ptr(b, gs->id, x->nops, x->ops);
+    ir_b_atomic(b, IR_atomic_add, gp, g);
+    return;
+  }
+  case IR_add: accumulate(a, x, g); accumulate(a, y, g); return;
+  case IR_sub: accumulate(a, x, g); accumulate(a, y, un(a, IR_neg, g)); return;
+  case IR_mul: accumulate(a, x, bin(a, IR_mul, g, y)); accumulate(a, y, bin(a, IR_mul, g, x)); return;
+  case IR_div:                     /* d(x/y) = dx / y - dy * s / y */
+    accumulate(a, x, bin(a, IR_div, g, y));
+    accumulate(a, y, un(a, IR_neg, bin(a, IR_div, bin(a, IR_mul, g, s), y)));
+    return;
+  case IR_neg: accumulate(a, x, un(a, IR_neg, g)); return;
+  case IR_abs: {                   /* sign(x), 0 at 0 */
+    ir_stmt *z = cf(a, t, 0);
+    ir_stmt *pos = ir_b_select(b, bin(a, IR_cmp_gt, x, z), g, z);
+    accumulate(a, x, ir_b_select(b, bin(a, IR_cmp_lt, x, z), un(a, IR_neg, g), pos));
+    return;
+  }
+  case IR_sqrt: accumulate(a, x, bin(a, IR_div, bin(a, IR_mul, g, cf(a, t, 0.5)), s)); return;
+  case IR_sin: accumulate(a, x, bin(a, IR_mul, g, un(a, IR_cos, x))); return;
+  case IR_cos: accumulate(a, x, un(a, IR_neg, bin(a, IR_mul, g, un(a, IR_sin, x)))); return;
+  case IR_tan: accumulate(a, x, bin(a, IR_mul, g, bin(a, IR_add, cf(a, t, 1), bin(a, IR_mul, s, s)))); return;
+  case IR_asin: case IR_acos: {    /* +-1 / sqrt(1 - x^2) */
+    ir_stmt *d = un(a, IR_sqrt, bin(a, IR_sub, cf(a, t, 1), bin(a, IR_mul, x, x)));
+    ir_stmt *v = bin(a, IR_div, g, d);
+    accumulate(a, x, s->op == IR_asin ? v : un(a, IR_neg, v));
+    return;
+  }
+  case IR_atan: accumulate(a, x, bin(a, IR_div, g, bin(a, IR_add, cf(a, t, 1), bin(a, IR_mul, x, x)))); return;
+  case IR_exp: accumulate(a, x, bin(a, IR_mul, g, s)); return;
+  case IR_log: accumulate(a, x, bin(a, IR_div, g, x)); return;
+  case IR_floor: case IR_ceil: case IR_round: case IR_trunc: case IR_floordiv:
+    return;                        /* piecewise constant: zero */
+  case IR_mod:                     /* x - floor(x / y) * y */
+    accumulate(a, x, g);
+    accumulate(a, y, un(a, IR_neg, bin(a, IR_mul, g, un(a, IR_floor, bin(a, IR_div, x, y)))));
+    return;
+  case IR_pow:                     /* y x^(y-1), and s log x only when y is active */
+    accumulate(a, x, bin(a, IR_mul, g, bin(a, IR_mul, y, ir_b_binary(b, IR_pow, x, bin(a, IR_sub, y, cf(a, t, 1))))));
+    if (a->active[y->id]) accumulate(a, y, bin(a, IR_mul, g, bin(a, IR_mul, s, un(a, IR_log, x))));
+    return;
+  case IR_min: case IR_max: {      /* to x on a tie */
+    ir_stmt *z = cf(a, t, 0);
+    ir_stmt *pick = bin(a, s->op == IR_min ? IR_cmp_le : IR_cmp_ge, x, y);
+    accumulate(a, x, ir_b_select(b, pick, g, z));
+    accumulate(a, y, ir_b_select(b, pick, z, g));
+    return;
+  }
+  case IR_atan2: {                 /* atan2(x, y): (y dx - x dy) / (x^2 + y^2) */
+    ir_stmt *r = bin(a, IR_add, bin(a, IR_mul, x, x), bin(a, IR_mul, y, y));
+    accumulate(a, x, bin(a, IR_div, bin(a, IR_mul, g, y), r));
+    accumulate(a, y, un(a, IR_neg, bin(a, IR_div, bin(a, IR_mul, g, x), r)));
+    return;
+  }
+  case IR_select: {
+    ir_stmt *z = cf(a, t, 0);
+    accumulate(a, y, ir_b_select(b, x, g, z));
+    accumulate(a, s->ops[2], ir_b_select(b, x, z, g));
+    return;
+  }
+  case IR_cast:                    /* float to float; from an integer nothing is active */
+    if (is_float(x->type)) accumulate(a, x, ir_b_cast(b, x->type, g));
+    return;
+  default:
+    unsupported(k, s, ir_op_name(s->op));
+  }
+}
+
+/* Whether s writes a field (the adjoint kernel leaves fields as they are,
+** but for gradients). */
+static bool writes_field(const ir_stmt *s) {
+  return (s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub || s->op == IR_atomic_min ||
+          s->op == IR_atomic_max) && s->ops[0] && s->ops[0]->op == IR_global_ptr;
+}
+
+/* The statements of blk, in order (malloc'd, *n of them). */
+static ir_stmt **list_of(ad *a, ir_block *blk, int *n) {
+  int c = 0;
+  for (ir_stmt *s = blk->first; s; s = s->next) c++;
+  ir_stmt **v = malloc(sizeof *v * (size_t)(c ? c : 1));
+  if (!v) ir_fail(a->k, (ir_loc){0}, "out of memory differentiating kernel %s", a->k->name);
+  c = 0;
+  for (ir_stmt *s = blk->first; s; s = s->next) v[c++] = s;
+  *n = c;
+  return v;
+}
+
+/* The primal statements that stay in the adjoint: all but field writes
+** (fields keep their values; only gradients change) and prints. */
+static void drop_writes(ir_stmt **v, int n) {
+  for (int i = 0; i < n; i++)
+    if (writes_field(v[i]) || v[i]->op == IR_print || v[i]->op == IR_print_more) ir_remove(v[i]);
+}
+
+/* A loop body: its primal statements stay, its adjoint follows them in reverse. */
+static void adjoint_body(ad *a, ir_block *body) {
+  int n;
+  ir_stmt **v = list_of(a, body, &n);
+  a->b = (ir_builder){a->k, body, {0}};
+  for (int i = n - 1; i >= 0; i--) adjoint(a, v[i]);
+  drop_writes(v, n);
+  free(v);
+}
+
+bool ir_pass_autodiff(ir_kernel *k) {
+  if (!k->grad) return false;
+  rules *r = calloc(1, sizeof *r);
+  ad a = {.k = k};
+  ir_number(k);
+  a.n = k->next_id;
+  a.active = calloc((size_t)a.n + 1, sizeof *a.active);
+  a.adj = calloc((size_t)a.n + 1, sizeof *a.adj);
+  if (!r || !a.active || !a.adj) {
+    free(r); free(a.active); free(a.adj);
+    ir_fail(k, (ir_loc){0}, "out of memory differentiating kernel %s", k->name);
+  }
+  r->k = k;
+  ir_walk(k->body, check_access, r);
+  free(r);
+  mark_block(&a, k->body, true);
+  /* the top level, in reverse: loops move to the end (their adjoints run in
+  ** reverse order), other statements get their adjoints there */
+  ir_block *top = k->body;
+  int n;
+  ir_stmt **v = list_of(&a, top, &n);
+  for (int i = n - 1; i >= 0; i--) {
+    ir_stmt *s = v[i];
+    if (s->op == IR_range_for || s->op == IR_struct_for) {
+      ir_remove(s);
+      ir_append(top, s);
+      adjoint_body(&a, s->blocks[0]);
+      v[i] = NULL;                 /* a loop is not a write */
+      continue;
+    }
+    a.b = (ir_builder){k, top, s->loc};
+    adjoint(&a, s);
+  }
+  for (int i = 0; i < n; i++)
+    if (v[i]) drop_writes(&v[i], 1);
+  free(v);
+  free(a.active);
+  free(a.adj);
+  return true;
+}
