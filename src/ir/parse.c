@@ -393,6 +393,8 @@ ir_kernel *ir_parse(const char *text, ir_program *prog, char *err, size_t errlen
       irp_field(ps);
     else if (irp_is_word(ps, "tree"))
       irp_tree(ps);
+    else if (irp_is_word(ps, "gradient"))
+      irp_gradient(ps);
     else
       break;
   }

@@ -64,6 +64,7 @@ ir_type irp_type_name(parser *ps);
 /* parse_decl.c: declarations before a kernel, and references to them */
 void irp_field(parser *ps);                 /* field NAME <T> dense [i:N] ... */
 void irp_tree(parser *ps);                  /* tree S0root { ... } */
+void irp_gradient(parser *ps);              /* gradient FIELD FIELD: the second is the first's */
 int irp_field_ref(parser *ps);              /* a placed field: its SNode id */
 int irp_level_ref(parser *ps, const char *what);   /* an SNode level: its id */
 

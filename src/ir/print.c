@@ -439,6 +439,12 @@ static void put_fields(out *o) {
       put_node(o, tr->root, 0, taken);
     }
   }
+  /* the gradients of the places declared (both declared: by their ids) */
+  for (int i = 0; p && i < p->nsnodes; i++) {
+    const ir_snode *s = p->snodes[i];
+    if (s && s->kind == IR_SN_place && s->grad >= 0 && taken[s->id] && s->grad < IR_MAX_SNODES && taken[s->grad])
+      put(o, "gradient S%d S%d\n", s->id, s->grad);
+  }
 }
 
 char *ir_print_ex(ir_kernel *k, unsigned flags) {

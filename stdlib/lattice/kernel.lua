@@ -455,7 +455,7 @@ local function invoke(self, grad, ...)
     ck = trace(self, tys, nil, grad)
     self.cache[key] = ck
   end
-  self.last = ck
+  self.last, self.last_key = ck, key
   if grad then                               -- a tape records kernels and their arguments (autodiff.lua)
     return launched(pcall(core.launch, ck, insts, table.unpack(vals)))
   end
@@ -472,11 +472,20 @@ function K:__call(...) return invoke(self, false, ...) end
 function K:grad(...) return invoke(self, true, ...) end
 
 -- k:ir() -> the IR after every pass for the most recently compiled signature.
-function K:ir()
-  if not self.last then
+-- k:ir{grad = true}: the same for its adjoint (k:grad with the last signature)
+function K:ir(opts)
+  if opts ~= nil and type(opts) ~= "table" then state.raise("k:ir: the options are a table such as {grad = true}") end
+  local which = self.last
+  if opts and opts.grad then
+    which = self.last_key and self.cache[self.last_key:gsub("|grad$", "") .. "|grad"]
+    if not which then
+      state.raise("kernel " .. (self.name or "?") .. " has no adjoint compiled yet; call k:grad(...) first")
+    end
+  end
+  if not which then
     state.raise("kernel " .. (self.name or "?") .. " has not been compiled yet; call it (or k:compile()) first")
   end
-  return core.compiled_ir(self.last)
+  return core.compiled_ir(which)
 end
 
 -- k:signatures() -> the argument signatures compiled so far ("f32,i32"), sorted.
