@@ -150,17 +150,23 @@ lt.root:pointer(lt.i, P // 4):dense(lt.i, 4):place(sp, out)
 local S = lt.field(lt.f64, {}, { needs_grad = true, name = "S" })
 local cells = { 1, 2, 9, 10, 11 }
 for _, i in ipairs(cells) do sp[i] = 0.2 * i end
-local sq_cells = lt.kernel(function() for i in sp do out[i] = sp[i] * sp[i] * sp[i] end end)
+-- sp[i + 1] of the last cell of an active block (3, 11) reads one of an inactive block (4, 12): zero, no
+-- gradient, and it stays inactive
+local sq_cells = lt.kernel(function() for i in sp do out[i] = sp[i] * sp[i] * sp[i] + sp[(i + 1) % P] end end)
 local sum_out = lt.kernel(function() for i in out do lt.atomic_add(S.value, out[i]) end end)
 lt.clear_grads(sp, out, S)
 lt.tape(function() sq_cells(); sum_out() end):backward(S)
 for i = 0, P - 1 do
-  local want = lt.is_active(sp, i) and 3 * sp[i] ^ 2 or 0
+  local active = lt.is_active(sp, i)
+  local from_next = active and lt.is_active(sp, (i - 1) % P) and 1 or 0   -- read by the cell before it
+  local want = active and 3 * sp[i] ^ 2 + from_next or 0
   if math.abs(sp.grad[i] - want) > 1e-9 then
     T.fail(("sparse struct-for: d/dsp[%d] = %.12g, want %.12g"):format(i, sp.grad[i], want))
   end
 end
 T.check("sparse: the gradient's cells are the primal's", lt.is_active(sp, 5), false)
+T.check("sparse: reading an inactive cell does not activate it", lt.is_active(sp, 12) or lt.is_active(sp, 4),
+  false)
 
 -- ---- what is refused ------------------------------------------------------------
 

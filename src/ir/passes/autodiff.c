@@ -233,8 +233,18 @@ static void adjoint(ad *a, ir_stmt *s) {
   switch (s->op) {
   case IR_global_load: {           /* x[i] read: into x.grad[i] */
     const ir_snode *gs = grad_of(k, x);
-    ir_stmt *gp = ir_b_global_ptr(b, gs->id, x->nops, x->ops);
-    ir_b_atomic(b, IR_atomic_add, gp, g);
+    /* an inactive cell read as zero: no value to differentiate, and its
+    ** gradient must not activate it (the primal's cells stay as they are;
+    ** a write's pointer activates where it is computed, so inside the `if`) */
+    const ir_snode *lv = gs->parent;
+    while (lv && !ir_snode_kind_is_sparse(lv->kind)) lv = lv->parent;
+    ir_block *outer = b->block;
+    if (lv) {
+      ir_stmt *on = ir_b_snode_is_active(b, lv->id, x->nops, x->ops);
+      b->block = ir_b_if(b, on, false)->blocks[0];
+    }
+    ir_b_atomic(b, IR_atomic_add, ir_b_global_ptr(b, gs->id, x->nops, x->ops), g);
+    b->block = outer;
     return;
   }
   case IR_add: accumulate(a, x, g); accumulate(a, y, g); return;
