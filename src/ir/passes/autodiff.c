@@ -318,12 +318,12 @@ static bool writes_field(const ir_stmt *s) {
           s->op == IR_atomic_max) && s->ops[0] && s->ops[0]->op == IR_global_ptr;
 }
 
-/* The statements of blk, in order (malloc'd, *n of them). */
+/* The statements of blk, in order (*n of them; in the kernel's arena, like
+** every array of this pass: ir_fail may leave it at any point). */
 static ir_stmt **list_of(ad *a, ir_block *blk, int *n) {
   int c = 0;
   for (ir_stmt *s = blk->first; s; s = s->next) c++;
-  ir_stmt **v = malloc(sizeof *v * (size_t)(c ? c : 1));
-  if (!v) ir_fail(a->k, (ir_loc){0}, "out of memory differentiating kernel %s", a->k->name);
+  ir_stmt **v = ir_alloc(a->k, sizeof *v * (size_t)(c ? c : 1));
   c = 0;
   for (ir_stmt *s = blk->first; s; s = s->next) v[c++] = s;
   *n = c;
@@ -344,24 +344,18 @@ static void adjoint_body(ad *a, ir_block *body) {
   a->b = (ir_builder){a->k, body, {0}};
   for (int i = n - 1; i >= 0; i--) adjoint(a, v[i]);
   drop_writes(v, n);
-  free(v);
 }
 
 bool ir_pass_autodiff(ir_kernel *k) {
   if (!k->grad) return false;
-  rules *r = calloc(1, sizeof *r);
+  rules *r = ir_alloc(k, sizeof *r);
   ad a = {.k = k};
   ir_number(k);
   a.n = k->next_id;
-  a.active = calloc((size_t)a.n + 1, sizeof *a.active);
-  a.adj = calloc((size_t)a.n + 1, sizeof *a.adj);
-  if (!r || !a.active || !a.adj) {
-    free(r); free(a.active); free(a.adj);
-    ir_fail(k, (ir_loc){0}, "out of memory differentiating kernel %s", k->name);
-  }
+  a.active = ir_alloc(k, ((size_t)a.n + 1) * sizeof *a.active);
+  a.adj = ir_alloc(k, ((size_t)a.n + 1) * sizeof *a.adj);
   r->k = k;
   ir_walk(k->body, check_access, r);
-  free(r);
   mark_block(&a, k->body, true);
   /* the top level, in reverse: loops move to the end (their adjoints run in
   ** reverse order), other statements get their adjoints there */
@@ -382,8 +376,5 @@ bool ir_pass_autodiff(ir_kernel *k) {
   }
   for (int i = 0; i < n; i++)
     if (v[i]) drop_writes(&v[i], 1);
-  free(v);
-  free(a.active);
-  free(a.adj);
   return true;
 }
