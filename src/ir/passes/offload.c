@@ -494,6 +494,10 @@ bool ir_pass_offload(ir_kernel *k) {
   if (k->offloaded) return false;
   /* user errors first, before anything is changed or allocated */
   for (ir_stmt *s = k->body->first; s; s = s->next) {
+    /* IR text may hold tasks without saying `offloaded`: they are offloaded already */
+    if (ir_op_flags(s->op) & IR_TASK)
+      ir_fail(k, s->loc, "kernel %s holds task %s but is not marked offloaded: its body is offloaded already "
+              "(write `offloaded` after its arguments)", k->name, ir_op_name(s->op));
     ir_stmt *j = s->op == IR_range_for || s->op == IR_struct_for ? own_jump(s->blocks[0]) : NULL;
     check_nested_sparse(k, s->blocks[0]);
     check_nested_sparse(k, s->blocks[1]);
