@@ -36,6 +36,7 @@ struct capi_runtime {
   bool adopted;                    /* the Lua state took prog */
   capi_obj *objs;
   uint32_t nobjs, cap;
+  uint32_t free_from;              /* no free slot below this one (capi_new_obj) */
   char error[2048];
   pthread_t owner;                 /* while depth > 0 */
   int depth;
@@ -213,6 +214,8 @@ lt_status lt_runtime_create(const lt_runtime_config *cfg, lt_runtime *out) {
 /* The slot is freed first: a release callback may call the runtime again from
 ** this thread (lattice.h allows it) and make objects, which can move rt->objs. */
 void capi_drop_obj(capi_runtime *rt, capi_obj *o) {
+  uint32_t slot = (uint32_t)(o - rt->objs);
+  if (slot < rt->free_from) rt->free_from = slot;
   if (o->kind == OBJ_MODULE || o->kind == OBJ_TREE) {
     capi_module_drop(rt, o);
     *o = (capi_obj){0};
@@ -282,8 +285,9 @@ void capi_set_program(capi_runtime *rt, prog_program *p) {
 
 /* A new object's slot (serial set), or NULL with the message. */
 capi_obj *capi_new_obj(capi_runtime *rt, obj_kind kind, const char *fn, uint64_t *id) {
-  uint32_t slot = 0;
+  uint32_t slot = rt->free_from;   /* every slot below it is taken */
   while (slot < rt->nobjs && rt->objs[slot].serial) slot++;
+  rt->free_from = slot + 1;
   if (slot == rt->nobjs) {
     if (rt->nobjs == rt->cap) {
       uint32_t cap = rt->cap ? rt->cap * 2 : 16;

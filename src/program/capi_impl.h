@@ -24,6 +24,7 @@ typedef struct capi_instance {
   int tree;                        /* its tree slot */
   uint64_t module;                 /* the module handle's id */
   bool host;                       /* root is the host's memory (lt_tree_create_in) */
+  int nfields;                     /* field handles made of it (lt_tree_field) */
   struct capi_instance *next;
 } capi_instance;
 

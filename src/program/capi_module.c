@@ -56,6 +56,8 @@ lt_status lt_module_load_memory(lt_runtime h, const void *data, size_t bytes, co
 
 /* The instance's field objects: invalid once it goes, so their slots go too. */
 static void drop_fields(capi_runtime *rt, capi_instance *in) {
+  if (in->nfields == 0) return;    /* nothing to look for: destroying many trees stays linear */
+  in->nfields = 0;
   uint32_t n;
   capi_obj *objs = capi_objects(rt, &n);
   for (uint32_t i = 0; i < n; i++)
@@ -81,8 +83,7 @@ void capi_module_drop(capi_runtime *rt, capi_obj *o) {
   for (uint32_t i = 0; i < n; i++) {
     capi_obj *q = &objs[i];
     if (!q->serial || q == o || q->module != o->module) continue;
-    if (q->kind == OBJ_TREE) destroy_instance(rt, q->inst);
-    *q = (capi_obj){0};
+    capi_drop_obj(rt, q);          /* a tree: its instance goes (its fields' handles with it) */
   }
   prog_module_free(o->mod);
 }
@@ -264,6 +265,7 @@ lt_status lt_tree_field(lt_runtime h, lt_tree t, const char *name, lt_field *out
     q->snode = snode;
     q->root_slot = &in->root;
     q->label = label;
+    in->nfields++;
     out->id = id;
   }
   capi_leave(rt);
