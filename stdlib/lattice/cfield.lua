@@ -40,14 +40,30 @@ local function make(ct, comps, name)
   return setmetatable({ _ct = ct, _comps = comps, _name = name, _serial = 1000000 + serial }, CField)
 end
 
--- lt.field(ct, shape, name)
-function M.new(ensure, ct, shape, name)
+-- lt.field(ct, shape, name[, needs_grad]): with needs_grad every component
+-- has its gradient (placed beside it), and f.grad is the composite of those
+function M.new(ensure, ct, shape, name, needs_grad)
   local tys, suffixes = ct:leaf_types(), ct:leaf_names()
+  if needs_grad then
+    local matrix = require "lattice.matrix"
+    if not matrix.is_ctype(ct) then
+      raise("lt.field: gradients of struct fields are not supported yet (vectors and matrices have them); "
+        .. "docs/autodiff.md")
+    end
+    if ct.dtype.name ~= "f32" and ct.dtype.name ~= "f64" then
+      raise("lt.field: a field with a gradient (needs_grad) holds f32 or f64 components, not " .. ct.dtype.name)
+    end
+  end
   local comps = {}
   for k, t in ipairs(tys) do
-    comps[k] = fieldm.new(ensure, t, nil, name and (name .. suffixes[k]) or nil)
+    comps[k] = fieldm.new(ensure, t, nil, { name = name and (name .. suffixes[k]) or nil, needs_grad = needs_grad })
   end
   local f = make(ct, comps, name)
+  if needs_grad then
+    local grads = {}
+    for k, c in ipairs(comps) do grads[k] = c.grad end
+    rawset(f, "_grad", make(ct, grads, name and (name .. ".grad") or nil))
+  end
   if shape ~= nil then
     ensure()
     if type(shape) == "number" then shape = { shape } end
@@ -268,6 +284,13 @@ fieldm.guard_methods(methods, is, "x", "a vector, matrix or struct field")
 function props.shape(f) M.ready(f); local s = {}; for i, n in ipairs(f._shape) do s[i] = n end; return s end
 function props.dtype(f) return f._ct end
 function props.name(f) return name_of(f) end
+function props.grad(f)                   -- x.grad of lt.field(lt.vec2, n, {needs_grad = true})
+  local g = rawget(f, "_grad")
+  if not g then
+    fail("field '" .. name_of(f) .. "' has no gradient: make it with lt.field(dtype, shape, {needs_grad = true})")
+  end
+  return g
+end
 function props.value(f)
   if T.active() then return M.read(f, {}) end
   M.ready(f)

@@ -88,11 +88,7 @@ function M.new(ensure, dtype, shape, name)
     name = name.name
   end
   if cfield.is_ctype(dtype) then
-    if needs_grad then
-      raise("lt.field: gradients of vector, matrix and struct fields are not supported yet; use one scalar field "
-        .. "per component (docs/autodiff.md)")
-    end
-    return cfield.new(ensure, dtype, shape, name)   -- vectors, matrices, structs
+    return cfield.new(ensure, dtype, shape, name, needs_grad)   -- vectors, matrices, structs
   end
   if not types.is_type(dtype) or dtype.name == "i1" then
     raise("lt.field: the first argument must be a scalar or composite type such as lt.f32 or lt.vec2 (got " ..

@@ -168,6 +168,33 @@ T.check("sparse: the gradient's cells are the primal's", lt.is_active(sp, 5), fa
 T.check("sparse: reading an inactive cell does not activate it", lt.is_active(sp, 12) or lt.is_active(sp, 4),
   false)
 
+-- vector fields: each component has its gradient, p.grad is the vector of them;
+-- v = 2 (p.x p.y, sin p.x), loss = sum |v|^2, by hand: d/dp.x = 4 v1 p.y + 4 v2 cos p.x, d/dp.y = 4 v1 p.x
+do
+  local M = 5
+  local p = lt.field(lt.vec(2, lt.f64), M, { needs_grad = true })
+  local v = lt.field(lt.vec(2, lt.f64), M, { needs_grad = true })
+  local VL = lt.field(lt.f64, {}, { needs_grad = true })
+  local kv = lt.kernel(function()
+    for i in lt.ndrange(M) do
+      local a = p[i]
+      v[i] = lt.vec(2, lt.f64)(a.x * a.y, lt.sin(a.x)) * 2.0
+    end
+  end)
+  local lv = lt.kernel(function() for i in lt.ndrange(M) do lt.atomic_add(VL.value, v[i]:dot(v[i])) end end)
+  for i = 0, M - 1 do p[i] = { 0.1 * i + 0.2, 0.3 - 0.05 * i } end
+  lt.tape(function() kv(); lv() end):backward(VL)
+  for i = 0, M - 1 do
+    local x, y = p[i][1], p[i][2]
+    local v1, v2 = 2 * x * y, 2 * math.sin(x)
+    local g = p.grad[i]
+    local gx, gy = 4 * v1 * y + 4 * v2 * math.cos(x), 4 * v1 * x
+    if math.abs(g[1] - gx) > 1e-12 * math.max(1, math.abs(gx)) or math.abs(g[2] - gy) > 1e-12 * math.max(1, math.abs(gy)) then
+      T.fail(("vector field: d/dp[%d] = (%.15g, %.15g), want (%.15g, %.15g)"):format(i, g[1], g[2], gx, gy))
+    end
+  end
+end
+
 -- ---- what is refused ------------------------------------------------------------
 
 local rw = lt.kernel(function() for i in lt.ndrange(N) do x[i] = x[i] * 2 end end)
@@ -203,8 +230,12 @@ check_error("x.grad of a field without one", function() return lt.field(lt.f32, 
   "has no gradient: make it with lt.field(dtype, shape, {needs_grad = true})")
 check_error("needs_grad of an integer field", function() lt.field(lt.i32, 4, { needs_grad = true }) end,
   "holds f32 or f64, not i32")
-check_error("needs_grad of a vector field", function() lt.field(lt.vec2, 4, { needs_grad = true }) end,
-  "gradients of vector, matrix and struct fields are not supported yet")
+check_error("needs_grad of a struct field", function()
+  lt.field(lt.struct { pos = lt.vec2, mass = lt.f32 }, 4, { needs_grad = true })
+end, "gradients of struct fields are not supported yet")
+check_error("needs_grad of an integer vector field", function()
+  lt.field(lt.vec(2, lt.i32), 4, { needs_grad = true })
+end, "holds f32 or f64 components, not i32")
 check_error("a Lua write inside a tape", function() lt.tape(function() x[0] = 1 end) end,
   "inside lt.tape: the tape records kernel calls only")
 check_error("lt.activate inside a tape", function() lt.tape(function() lt.activate(sp, 3) end) end,
