@@ -220,6 +220,10 @@ local branchy = lt.kernel(function()
 end)
 check_error("an if whose branch reads a field", function() branchy:grad() end,
   "a local variable assigned in an `if` whose branches read fields")
+local plain = lt.field(lt.f64, N)
+local lost = lt.kernel(function() for i in lt.ndrange(N) do plain[i] = x[i] * 2 end end)
+check_error("an active value into a field without a gradient", function() lost:grad() end,
+  "into field 'plain', which has none: the gradient through it would be lost")
 local rnd = lt.kernel(function() for i in lt.ndrange(N) do y[i] = x[i] * lt.random(lt.f64) end end)
 check_error("lt.random", function() rnd:grad() end, "lt.random")
 local ret = lt.kernel(function() return x[0] * 2 end)

@@ -219,6 +219,10 @@ static void adjoint(ad *a, ir_stmt *s) {
   if (s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub) {
     ir_stmt *v = s->ops[1];
     const ir_snode *g = grad_of(k, s->ops[0]);
+    if (!g && a->active[v->id])
+      ir_fail(k, s->loc, "kernel %s writes a value that depends on a field with a gradient into field '%s', which "
+              "has none: the gradient through it would be lost; make '%s' with {needs_grad = true}", k->name,
+              field_of(k, s->ops[0]), field_of(k, s->ops[0]));
     if (!g || !a->active[v->id]) return;
     ir_stmt *p = s->ops[0];
     ir_stmt *gp = ir_b_global_ptr(b, g->id, p->nops, p->ops);
