@@ -145,6 +145,14 @@ static int l_launch(lua_State *L) {
   return 1;
 }
 
+/* core.compiled_nargs(compiled) -> its IR arguments after every pass (an
+** adjoint of a kernel with a result takes that result's adjoint too) */
+static int l_compiled_nargs(lua_State *L) {
+  prog_kernel *c = check_compiled(L, 1);
+  lua_pushinteger(L, c->k ? c->k->nargs : 0);
+  return 1;
+}
+
 /* core.compiled_ir(compiled) -> the IR after every pass, after the
 ** declarations of the trees it names: these and any one part parse back */
 static int l_compiled_ir(lua_State *L) {
@@ -194,6 +202,7 @@ void lang_open_kernel(lua_State *L) {
     {"compiled_wait", l_compiled_wait},
     {"launch", l_launch},
     {"compiled_ir", l_compiled_ir},
+    {"compiled_nargs", l_compiled_nargs},
     {"kernel_fields", l_kernel_fields},
     {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);

@@ -55,7 +55,9 @@ local function check(self)
 end
 
 -- tape:backward([loss]): seeds loss.grad with 1 (every element) when given,
--- then runs the adjoint of every recorded call, last first
+-- then runs the adjoint of every recorded call, last first. Without loss the
+-- loss is the result of the last call (a kernel that returns one); other
+-- calls' results are not the loss (their adjoints get 0).
 function Tape:backward(loss)
   if self.gen ~= state.gen then raise("tape:backward: the tape belongs to a program that lt.init has reset") end
   if state.tape then raise("tape:backward inside lt.tape") end
@@ -64,9 +66,11 @@ function Tape:backward(loss)
     if not fieldm.is_field(loss) then raise("tape:backward: loss must be a field with a gradient, got a %s", type(loss)) end
     loss.grad:fill(1)
   end
+  local kernelm = require "lattice.kernel"
   for i = #self.calls, 1, -1 do
     local c = self.calls[i]
-    c.k:grad(table.unpack(c.args, 1, c.args.n))
+    local seed = (loss == nil and i == #self.calls) and 1 or 0
+    kernelm.grad_seeded(c.k, seed, table.unpack(c.args, 1, c.args.n))
   end
 end
 

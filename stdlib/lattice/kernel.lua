@@ -357,8 +357,9 @@ function K:compiled_for(given)
 end
 
 -- k(...) runs the kernel; k:grad(...) its adjoint (grad true: compiled
--- separately, cached under the signature with "|grad").
-local function invoke(self, grad, ...)
+-- separately, cached under the signature with "|grad"; seed: the adjoint of
+-- the kernel's result, when it has one).
+local function invoke(self, grad, seed, ...)
   if T.active() then T.fail("a kernel cannot call another kernel; call a plain Lua function instead") end
   prepare(self)
   local n = select("#", ...)
@@ -457,6 +458,7 @@ local function invoke(self, grad, ...)
   end
   self.last, self.last_key = ck, key
   if grad then                               -- a tape records kernels and their arguments (autodiff.lua)
+    if core.compiled_nargs(ck) == #vals + 1 then vals[#vals + 1] = seed end   -- d loss / d result
     return launched(pcall(core.launch, ck, insts, table.unpack(vals)))
   end
   local tape = state.tape
@@ -464,12 +466,14 @@ local function invoke(self, grad, ...)
   return launched(pcall(core.launch, ck, insts, table.unpack(vals)))
 end
 
-function K:__call(...) return invoke(self, false, ...) end
+function K:__call(...) return invoke(self, false, nil, ...) end
 
 -- k:grad(...): the adjoint of k with these arguments (docs/autodiff.md): adds
 -- to the gradients of the fields k reads what the gradients of the fields it
--- writes say
-function K:grad(...) return invoke(self, true, ...) end
+-- writes say, and, for a kernel with a result, the result's gradient 1 (it is
+-- the loss); M.grad_seeded(k, seed, ...) gives another
+function K:grad(...) return invoke(self, true, 1, ...) end
+function M.grad_seeded(k, seed, ...) return invoke(k, true, seed, ...) end
 
 -- k:ir() -> the IR after every pass for the most recently compiled signature.
 -- k:ir{grad = true}: the same for its adjoint (k:grad with the last signature)

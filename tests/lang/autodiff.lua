@@ -168,6 +168,55 @@ T.check("sparse: the gradient's cells are the primal's", lt.is_active(sp, 5), fa
 T.check("sparse: reading an inactive cell does not activate it", lt.is_active(sp, 12) or lt.is_active(sp, 4),
   false)
 
+-- a kernel result as the loss: sum y^2 returned (a reduction in the loop, an f32 local and f64 terms), the
+-- tape seeding the last call's result; k:grad() of it alone seeds 1 too
+do
+  local ret_loss = lt.kernel(function()
+    local s = 0.0
+    for i in lt.ndrange(N) do s = s + y[i] * y[i] - 0.5 * y[i] end
+    return s
+  end)
+  local ret_f64 = lt.kernel(function()
+    local s = lt.f64(0)
+    for i in lt.ndrange(N) do s = s + y[i] * y[i] - 0.5 * y[i] end
+    return s
+  end)
+  local sq = lt.kernel(function() for i in lt.ndrange(N) do y[i] = lt.exp(x[i]) * w[i] end end)
+  for _, lk in ipairs { ret_loss, ret_f64 } do
+    set_inputs()
+    lt.clear_grads(x, w, y)
+    local tape = lt.tape(function() sq(); lk() end)
+    tape:backward()
+    for i = 0, N - 1 do
+      local yi = math.exp(x[i]) * w[i]
+      local want = (2 * yi - 0.5) * yi                -- d/dx of (y^2 - y/2), y = e^x w
+      local tol = lk == ret_loss and 1e-5 or 1e-12     -- the f32 sum rounds
+      if math.abs(x.grad[i] - want) > tol * math.max(1, math.abs(want)) then
+        T.fail(("returned loss: d/dx[%d] = %.12g, want %.12g"):format(i, x.grad[i], want))
+      end
+    end
+  end
+  lt.clear_grads(y)
+  ret_f64:grad()
+  T.check("k:grad() of a kernel with a result seeds 1", math.abs(y.grad[2] - (2 * y[2] - 0.5)) < 1e-12, true)
+end
+
+-- kernel-level locals in serial code: t = 2 x0; t = t * x1 + t; y[0] = t (a local stored twice)
+do
+  local serial = lt.kernel(function()
+    local t = x[0] * 2
+    t = t * x[1] + t
+    y[0] = t
+  end)
+  set_inputs()
+  lt.clear_grads(x, w, y)
+  y.grad[0] = 1
+  serial:grad()
+  local x0, x1 = x[0], x[1]
+  T.check("serial locals: d/dx0", math.abs(x.grad[0] - 2 * (x1 + 1)) < 1e-12, true)
+  T.check("serial locals: d/dx1", math.abs(x.grad[1] - 2 * x0) < 1e-12, true)
+end
+
 -- vector fields: each component has its gradient, p.grad is the vector of them;
 -- v = 2 (p.x p.y, sin p.x), loss = sum |v|^2, by hand: d/dp.x = 4 v1 p.y + 4 v2 cos p.x, d/dp.y = 4 v1 p.x
 do
@@ -220,14 +269,19 @@ local branchy = lt.kernel(function()
 end)
 check_error("an if whose branch reads a field", function() branchy:grad() end,
   "a local variable assigned in an `if` whose branches read fields")
+local sq_sum = lt.kernel(function()
+  local s = 0.0
+  for i in lt.ndrange(N) do s = s + y[i] end
+  return s * s
+end)
+check_error("a summed local used other than returned", function() sq_sum:grad() end,
+  "a kernel-level local summed in a loop and then used other than by `return s`")
 local plain = lt.field(lt.f64, N)
 local lost = lt.kernel(function() for i in lt.ndrange(N) do plain[i] = x[i] * 2 end end)
 check_error("an active value into a field without a gradient", function() lost:grad() end,
   "into field 'plain', which has none: the gradient through it would be lost")
 local rnd = lt.kernel(function() for i in lt.ndrange(N) do y[i] = x[i] * lt.random(lt.f64) end end)
 check_error("lt.random", function() rnd:grad() end, "lt.random")
-local ret = lt.kernel(function() return x[0] * 2 end)
-check_error("a kernel result", function() ret:grad() end, "a kernel result")
 local amax = lt.kernel(function() for i in lt.ndrange(N) do lt.atomic_max(y[0], x[i]) end end)
 check_error("atomic_max", function() amax:grad() end, "atomic_max on field 'y' has no gradient rule")
 check_error("x.grad of a field without one", function() return lt.field(lt.f32, 4).grad end,

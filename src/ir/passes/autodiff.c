@@ -41,6 +41,7 @@ typedef struct {
   bool *active;                    /* by id */
   ir_stmt **adj;                   /* by id: the adjoint's alloca, or NULL */
   ir_builder b;                    /* where adjoint code goes */
+  ir_stmt *seed;                   /* the argument with the result's adjoint (a kernel result), or NULL */
 } ad;
 
 static const char *field_of(const ir_kernel *k, const ir_stmt *ptr) {
@@ -108,9 +109,61 @@ static void unsupported(ir_kernel *k, const ir_stmt *s, const char *what) {
           what);
 }
 
+/* Whether s is the store of `s = s + v` or `s = s - v` (either operand order
+** for +) on a kernel-level local inside a loop: a reduction, the only change
+** of a local a loop body may make here. Its load and its add are then part
+** of it. */
+static const ir_stmt *uncast(const ir_stmt *s) {
+  while (s->op == IR_cast && is_float(s->type) && is_float(s->ops[0]->type)) s = s->ops[0];
+  return s;
+}
+
+/* Whether the sum o reads local var (through +, -, float conversions). */
+static bool contains(const ir_stmt *o, const ir_stmt *var) {
+  o = uncast(o);
+  if (o->op == IR_local_load) return o->ops[0] == var;
+  if (o->op == IR_add || o->op == IR_sub) return contains(o->ops[0], var) || contains(o->ops[1], var);
+  return false;
+}
+
+/* Whether o is var's old value plus and minus other terms, var read once, on
+** a + side: `s = s + a - b` (conversions between float types around the
+** terms, as the tracer makes them for an f32 s and f64 terms, included). */
+static bool sum_of(const ir_stmt *o, const ir_stmt *var) {
+  o = uncast(o);
+  if (o->op == IR_local_load) return o->ops[0] == var;
+  bool l = contains(o->ops[0], var), r = o->nops > 1 && contains(o->ops[1], var);
+  if (o->op == IR_add) return l != r && sum_of(l ? o->ops[0] : o->ops[1], var);
+  if (o->op == IR_sub) return l && !r && sum_of(o->ops[0], var);
+  return false;
+}
+
+/* Whether s is the store of such a sum to a kernel-level local inside a loop:
+** a reduction, the only change of a local a loop body may make here. */
+static bool is_reduction(const ir_stmt *s) {
+  return s->op == IR_local_store && s->ops[0]->parent != s->parent && s->ops[0]->op == IR_alloca &&
+         is_float(s->ops[0]->type) && sum_of(s->ops[1], s->ops[0]);
+}
+
+/* Whether s is on a reduction's path from the local's load to its store (its
+** uses lead there and it reads the local): the store's adjoint covers it. */
+static bool in_reduction(const ir_stmt *s) {
+  for (const ir_stmt *u = s->next; u; u = u->next) {
+    bool uses = false;
+    for (int i = 0; i < u->nops; i++) uses = uses || u->ops[i] == s;
+    if (!uses) continue;
+    if (u->op == IR_local_store) return is_reduction(u) && contains(s, u->ops[0]);
+    if (u->op == IR_add || u->op == IR_sub || (u->op == IR_cast && is_float(u->type))) return in_reduction(u);
+    return false;
+  }
+  return false;
+}
+
 /* A statement of a loop body or of the top level: known to this pass. */
 static void check_stmt(ad *a, ir_stmt *s, bool top) {
   ir_kernel *k = a->k;
+  if (!top && ((s->op == IR_local_store && is_reduction(s)) || (s->op == IR_local_load && in_reduction(s))))
+    return;                        /* s = s + v on a kernel-level local */
   switch (s->op) {
   case IR_range_for: case IR_struct_for:
     if (!top) unsupported(k, s, "a loop inside a loop");
@@ -119,11 +172,14 @@ static void check_stmt(ad *a, ir_stmt *s, bool top) {
                           "picks a value is fine)"); return;
   case IR_while: unsupported(k, s, "a while loop"); return;
   case IR_alloca: case IR_local_load: case IR_local_store:
-    unsupported(k, s, "a local variable assigned in an `if` whose branches read fields, or changed by a loop "
-                "inside the kernel's loop (an `if` that only computes from values read before it is fine: "
-                "read the fields first)");
+    if (top) return;               /* kernel-level locals: serial code */
+    unsupported(k, s, "a local variable assigned in an `if` whose branches read fields, or changed in a loop "
+                "other than by `s = s + v` (an `if` that only computes from values read before it is fine: read "
+                "the fields first)");
     return;
-  case IR_return: unsupported(k, s, "a kernel result (`return`): write the loss to a field"); return;
+  case IR_return:
+    if (!top) unsupported(k, s, "a return inside a loop");
+    return;
   case IR_break: case IR_continue: unsupported(k, s, "break or continue"); return;
   case IR_random: unsupported(k, s, "lt.random (its draws would differ in the adjoint)"); return;
   case IR_ext_ptr: case IR_check_bound: return;   /* ndarrays: only inactive values (checked below) */
@@ -150,6 +206,8 @@ static void mark_active(ad *a, ir_stmt *s) {
     act = false;                   /* ndarrays have no gradients yet */
   } else if (s->op == IR_global_load) {
     act = grad_of(a->k, s->ops[0]) != NULL && is_float(s->type);
+  } else if (s->op == IR_alloca || s->op == IR_local_load) {
+    act = is_float(s->type);       /* a float local may carry a gradient (too many adjoints do no harm) */
   } else if ((ir_op_flags(s->op) & IR_PURE) && is_float(s->type) && s->op != IR_global_ptr) {
     for (int i = 0; i < s->nops; i++) act = act || (s->ops[i] && s->ops[i]->id >= 0 && a->active[s->ops[i]->id]);
   }
@@ -167,9 +225,41 @@ static void mark_active(ad *a, ir_stmt *s) {
   }
 }
 
+/* Whether a loop body reduces into local var (s = s + v). */
+static bool reduced(const ir_block *top, const ir_stmt *var) {
+  for (const ir_stmt *l = top->first; l; l = l->next) {
+    if (l->op != IR_range_for && l->op != IR_struct_for) continue;
+    for (const ir_stmt *s = l->blocks[0]->first; s; s = s->next)
+      if (s->op == IR_local_store && s->ops[0] == var && is_reduction(s)) return true;
+  }
+  return false;
+}
+
+/* The adjoint runs the kernel's loops after its top-level code, so a local a
+** loop sums into holds its sum there only for what `return` hands out. */
+typedef struct {
+  ad *a;
+  const ir_stmt *load;
+} use_scan;
+
+static void check_use(ir_stmt *u, void *ud) {
+  use_scan *sc = ud;
+  for (int i = 0; i < u->nops; i++)
+    if (u->ops[i] == sc->load && u->op != IR_return)
+      unsupported(sc->a->k, u, "a kernel-level local summed in a loop and then used other than by `return s` "
+                  "(return the sum, or write it to a 0-D field and compute on in another kernel)");
+}
+
+static void check_reduced_read(ad *a, ir_stmt *s) {
+  if (s->op != IR_local_load || !is_float(s->type) || !reduced(a->k->body, s->ops[0])) return;
+  use_scan sc = {a, s};
+  ir_walk(a->k->body, check_use, &sc);
+}
+
 static void mark_block(ad *a, ir_block *blk, bool top) {
   for (ir_stmt *s = blk->first; s; s = s->next) {
     check_stmt(a, s, top);
+    if (top) check_reduced_read(a, s);
     mark_active(a, s);
     if ((s->op == IR_range_for || s->op == IR_struct_for) && top) mark_block(a, s->blocks[0], false);
   }
@@ -210,6 +300,20 @@ static ir_stmt *cf(ad *a, ir_type t, double v) { return ir_b_const_float(&a->b, 
 static ir_stmt *bin(ad *a, ir_op op, ir_stmt *x, ir_stmt *y) { return ir_b_binary(&a->b, op, x, y); }
 static ir_stmt *un(ad *a, ir_op op, ir_stmt *x) { return ir_b_unary(&a->b, op, x); }
 
+/* The terms of reduction sum o (sum_of): each gets the local's adjoint g,
+** negated on the right of a minus. */
+static void terms(ad *a, ir_stmt *o, ir_stmt *var, ir_stmt *g, bool neg) {
+  while (o->op == IR_cast && is_float(o->type) && is_float(o->ops[0]->type)) o = o->ops[0];
+  if (o->op == IR_local_load) return;
+  ir_stmt *l = o->ops[0], *r = o->ops[1];
+  bool in_l = contains(l, var);
+  if (in_l) terms(a, l, var, g, neg);
+  else accumulate(a, l, neg ? un(a, IR_neg, g) : g);
+  bool neg_r = o->op == IR_sub ? !neg : neg;
+  if (!in_l) terms(a, r, var, g, neg_r);
+  else accumulate(a, r, neg_r ? un(a, IR_neg, g) : g);
+}
+
 /* The adjoint of statement s (in reverse order). */
 static void adjoint(ad *a, ir_stmt *s) {
   ir_kernel *k = a->k;
@@ -230,6 +334,24 @@ static void adjoint(ad *a, ir_stmt *s) {
     accumulate(a, v, s->op == IR_atomic_sub ? un(a, IR_neg, gv) : gv);
     return;
   }
+  if (s->op == IR_local_store && is_float(s->ops[1]->type)) {
+    ir_stmt *var = s->ops[0];
+    ir_stmt *gv = ir_b_local_load(b, adj_var(a, var));
+    if (is_reduction(s)) {         /* s = s + a - b in a loop: the terms get +-s's adjoint (s is only added to) */
+      terms(a, s->ops[1], var, gv, false);
+      return;
+    }
+    accumulate(a, s->ops[1], gv);  /* top level: the stored value gets it; before, the local held another */
+    ir_b_local_store(b, adj_var(a, var), cf(a, var->type, 0));
+    return;
+  }
+  if (s->op == IR_return) {
+    if (a->seed && s->nops > 0) accumulate(a, s->ops[0], a->seed);
+    return;
+  }
+  if (s->op == IR_local_load && s->parent != s->ops[0]->parent) return;   /* part of a reduction */
+  if ((s->op == IR_add || s->op == IR_sub || s->op == IR_cast) && s->parent != a->k->body && in_reduction(s))
+    return;
   if (s->id < 0 || s->id >= a->n || !a->active[s->id] || !a->adj[s->id]) return;
   ir_stmt *g = ir_b_local_load(b, a->adj[s->id]);
   ir_type t = s->type;
@@ -307,6 +429,10 @@ static void adjoint(ad *a, ir_stmt *s) {
     accumulate(a, s->ops[2], ir_b_select(b, x, z, g));
     return;
   }
+  case IR_alloca: return;          /* its adjoint was given on by its stores */
+  case IR_local_load:              /* a kernel-level local read: into its adjoint */
+    accumulate(a, s->ops[0], g);
+    return;
   case IR_cast:                    /* float to float; from an integer nothing is active */
     if (is_float(x->type)) accumulate(a, x, ir_b_cast(b, x->type, g));
     return;
@@ -361,6 +487,15 @@ bool ir_pass_autodiff(ir_kernel *k) {
   r->k = k;
   ir_walk(k->body, check_access, r);
   mark_block(&a, k->body, true);
+  /* a kernel result: the adjoint takes its adjoint as a last argument and returns nothing */
+  if (k->ret_type != IR_void && is_float(k->ret_type)) {
+    if (k->nargs >= 16) ir_fail(k, (ir_loc){0}, "kernel %s: its adjoint needs one more argument than 16", k->name);
+    k->arg_types[k->nargs] = k->ret_type;
+    k->arg_names[k->nargs] = ir_strdup(k, "result.grad");
+    a.seed = ir_new(k, IR_arg, k->ret_type, 0, NULL);
+    a.seed->aux = k->nargs++;
+    ir_insert_before(k->body->first, a.seed);
+  }
   /* the top level, in reverse: loops move to the end (their adjoints run in
   ** reverse order), other statements get their adjoints there */
   ir_block *top = k->body;
@@ -380,5 +515,8 @@ bool ir_pass_autodiff(ir_kernel *k) {
   }
   for (int i = 0; i < n; i++)
     if (v[i]) drop_writes(&v[i], 1);
+  for (int i = 0; i < n; i++)      /* the adjoint runs on after where the primal returned */
+    if (v[i] && v[i]->op == IR_return) ir_remove(v[i]);
+  k->ret_type = IR_void;
   return true;
 }
