@@ -69,6 +69,10 @@ struct jit_kernel {
 };
 
 
+/* Frees jk's description (name, tasks, jk itself; NULL: nothing), after its
+** backend has let go of what impl holds (jit_task.c). */
+void jit_kernel_free(jit_kernel *jk);
+
 typedef struct jit_pending jit_pending;   /* a compilation under way */
 
 struct rt_runtime;

@@ -3,6 +3,8 @@
 ** the SNodes a sparse task works on (jit.h, jit_task). Which tasks a launch
 ** runs, and how lists are reused, is launch.c's.
 */
+#include <stdlib.h>
+
 #include "jit.h"
 
 #include "../ir/snode.h"
@@ -21,4 +23,11 @@ void jit_task_describe(jit_task *t, ir_kernel *k, ir_stmt *s) {
   t->tree = sn->tree;
   t->root = r->id;
   t->child_offset = sn->offset;
+}
+
+void jit_kernel_free(jit_kernel *jk) {
+  if (!jk) return;
+  free((char *)jk->name);
+  free(jk->tasks);
+  free(jk);
 }

@@ -135,14 +135,20 @@ bool prog_kernel_ready(prog_kernel *c, char *err, size_t errlen) {
   return c->jk != NULL;
 }
 
-bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const char *file, bool print_ir,
-                         bool background, char *err, size_t errlen) {
+/* c becomes p's kernel for k (taken), defined in file: on p's list, which
+** prog_reset releases. */
+static void attach(prog_kernel *c, prog_program *p, ir_kernel *k, const char *file) {
   c->k = k;
   c->prog = p;
   c->next = p->compiled;
   if (p->compiled) p->compiled->prev = c;
   p->compiled = c;
   c->file = strdup(file ? file : "?");
+}
+
+bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const char *file, bool print_ir,
+                         bool background, char *err, size_t errlen) {
+  attach(c, p, k, file);
   if (!p->compiler->passes || !p->be->compile) {
     snprintf(err, errlen, "kernel %s: this library has no compiler (the runtime library liblattice_rt runs "
              "kernels from AOT modules only)", k->name ? k->name : "?");
@@ -190,23 +196,12 @@ bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const ch
 
 void prog_kernel_adopt(prog_kernel *c, prog_program *p, ir_kernel *k, jit_kernel *jk, const char *file,
                        bool foreign) {
-  c->k = k;
+  attach(c, p, k, file);
   c->jk = jk;
-  c->prog = p;
   c->foreign = foreign;
-  c->next = p->compiled;
-  if (p->compiled) p->compiled->prev = c;
-  p->compiled = c;
-  c->file = strdup(file ? file : "?");
   hold_trees(c);
 }
 
-/* The description of a kernel whose code is an AOT module's. */
-static void free_foreign(jit_kernel *jk) {
-  free((char *)jk->name);
-  free(jk->tasks);
-  free(jk);
-}
 
 void prog_kernel_release(prog_kernel *c) {
   prog_program *p = c->prog;
@@ -214,7 +209,7 @@ void prog_kernel_release(prog_kernel *c) {
     char err[1024];
     prog_kernel_ready(c, err, sizeof err);   /* a compilation under way reads c->k */
     release_trees(c);
-    if (c->jk && c->foreign) free_foreign(c->jk);
+    if (c->jk && c->foreign) jit_kernel_free(c->jk);   /* the code is an AOT module's */
     else if (c->jk && p->be) p->be->release(p->be, c->jk);
     if (c->prev) c->prev->next = c->next;
     else p->compiled = c->next;

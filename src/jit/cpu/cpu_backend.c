@@ -76,9 +76,7 @@ static void cpu_release(jit_backend *be, jit_kernel *jk) {
   LLVMErrorRef e = LLVMOrcResourceTrackerRemove(rt);
   if (e) LLVMConsumeError(e);
   LLVMOrcReleaseResourceTracker(rt);
-  free((char *)jk->name);
-  free(jk->tasks);
-  free(jk);
+  jit_kernel_free(jk);
 }
 
 static void cpu_destroy(jit_backend *be) {

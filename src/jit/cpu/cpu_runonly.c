@@ -14,10 +14,7 @@
 ** backend frees only the description. */
 static void runonly_release(jit_backend *be, jit_kernel *jk) {
   (void)be;
-  if (!jk) return;
-  free((char *)jk->name);
-  free(jk->tasks);
-  free(jk);
+  jit_kernel_free(jk);
 }
 
 static void runonly_destroy(jit_backend *be) {

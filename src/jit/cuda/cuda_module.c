@@ -38,9 +38,7 @@ static void free_kernel(cuda_impl *im, jit_kernel *jk) {
     free(ck->max_threads);
     free(ck);
   }
-  free((char *)jk->name);
-  free(jk->tasks);
-  free(jk);
+  jit_kernel_free(jk);
 }
 
 jit_kernel *cuda_kernel_from_ptx(jit_backend *be, ir_kernel *k, const char *ptx, int n,
