@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lang.h"
+#include "ir/affine.h"
 
 static prog_kernel *check_compiled(lua_State *L, int idx) {
   prog_kernel *c = luaL_checkudata(L, idx, LANG_COMPILED);
@@ -163,32 +164,56 @@ static int l_compiled_ir(lua_State *L) {
 
 typedef struct {
   lua_State *L;
-  const ir_program *ir;
-  int reads, writes;               /* stack indices of the two tables */
+  const ir_kernel *k;
+  int list;                        /* stack index of the result */
 } field_uses;
 
+/* One access as {id =, line =, op = "read" | "store" | "add", axes = {...}}:
+** an axis is {arg = n, c = c} (IR argument n plus c), {c = c} (a constant)
+** or false (unknown). */
 static void note_use(ir_stmt *s, void *ud) {
   field_uses *u = ud;
+  lua_State *L = u->L;
   unsigned f = ir_op_flags(s->op);
   if (!(f & (IR_LOAD | IR_STORE)) || !s->ops[0] || s->ops[0]->op != IR_global_ptr) return;
-  int t = f & IR_STORE ? u->writes : u->reads;
-  lua_rawgeti(u->L, t, s->ops[0]->aux);
-  bool seen = !lua_isnil(u->L, -1);
-  lua_pop(u->L, 1);
-  if (seen) return;
-  lua_pushinteger(u->L, s->loc.line);
-  lua_rawseti(u->L, t, s->ops[0]->aux);
+  ir_stmt *p = s->ops[0];
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, p->aux);
+  lua_setfield(L, -2, "id");
+  lua_pushinteger(L, s->loc.line);
+  lua_setfield(L, -2, "line");
+  lua_pushstring(L, s->op == IR_global_load ? "read"
+                    : s->op == IR_global_store ? "store"
+                    : s->op == IR_atomic_add || s->op == IR_atomic_sub ? "add" : "other");
+  lua_setfield(L, -2, "op");
+  lua_createtable(L, p->nops, 0);
+  for (int i = 0; i < p->nops; i++) {
+    ir_affine a = ir_affine_of(u->k, p->ops[i]);
+    if (a.base && a.base->op != IR_arg) {
+      lua_pushboolean(L, 0);
+    } else {
+      lua_createtable(L, 0, 2);
+      lua_pushinteger(L, a.c);
+      lua_setfield(L, -2, "c");
+      if (a.base) {
+        lua_pushinteger(L, a.base->aux);
+        lua_setfield(L, -2, "arg");
+      }
+    }
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "axes");
+  lua_rawseti(L, u->list, (lua_Integer)lua_rawlen(L, u->list) + 1);
 }
 
-/* core.kernel_fields(compiled) -> reads, writes: place SNode id -> the line
-** of its first read / write (lt.tape's check, autodiff.lua) */
+/* core.kernel_fields(compiled) -> the list of its field accesses (note_use),
+** in program order: lt.tape's check (autodiff.lua) */
 static int l_kernel_fields(lua_State *L) {
   prog_kernel *c = check_compiled(L, 1);
   lua_newtable(L);
-  lua_newtable(L);
-  field_uses u = {L, c->prog->ir, lua_gettop(L) - 1, lua_gettop(L)};
+  field_uses u = {L, c->k, lua_gettop(L)};
   if (c->k) ir_walk(c->k->body, note_use, &u);
-  return 2;
+  return 1;
 }
 
 void lang_open_kernel(lua_State *L) {

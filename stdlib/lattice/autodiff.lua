@@ -23,9 +23,10 @@ function M.tape(fn)
   return t
 end
 
--- (kernel.lua) one call: the kernel, its compiled primal and its arguments
-function Tape:record(k, compiled, ...)
-  self.calls[#self.calls + 1] = { k = k, compiled = compiled, args = table.pack(...) }
+-- (kernel.lua) one call: the kernel, its compiled primal, the launch's flat
+-- argument values (IR argument n is vals[n + 1]) and the user's arguments
+function Tape:record(k, compiled, vals, ...)
+  self.calls[#self.calls + 1] = { k = k, compiled = compiled, vals = vals, args = table.pack(...) }
 end
 
 local function field_name(id)
@@ -33,23 +34,86 @@ local function field_name(id)
   return info and info.name or ("S" .. id)
 end
 
--- The global data access rule across the tape: a call may not write a field
--- that an earlier call read (the adjoint of the earlier call would see the
--- later values). Refused before any adjoint runs, naming both.
-local function check(self)
-  local read_by = {}   -- place id -> {k = kernel, line = n}
-  for _, c in ipairs(self.calls) do
-    local reads, writes = core.kernel_fields(c.compiled)
-    for id, line in pairs(writes) do
-      local r = read_by[id]
-      if r then
-        raise("tape:backward: kernel %s writes field '%s' (line %d) after kernel %s read it (line %d), so the "
-          .. "gradient of that read would use the new values; keep each step's state in a field of its own "
-          .. "(e.g. x[s][i] for step s)", c.k.name, field_name(id), line, r.k.name, r.line)
+-- The elements a call's access reaches, as far as known: per axis an
+-- integer, or false (any).
+local function where(access, vals)
+  local w = {}
+  for i, ax in ipairs(access.axes) do
+    local v = false
+    if ax then
+      if ax.arg == nil then v = ax.c
+      else
+        local a = vals[ax.arg + 1]
+        v = math.type(a) == "integer" and a + ax.c or false
       end
     end
-    for id, line in pairs(reads) do
-      if not read_by[id] then read_by[id] = { k = c.k, line = line } end
+    w[i] = v
+  end
+  return w
+end
+
+-- Whether two accesses of one place may reach one element: no axis on which
+-- both are known and differ.
+local function may_overlap(a, b)
+  for i = 1, math.max(#a, #b) do
+    if a[i] and b[i] and a[i] ~= b[i] then return false end
+  end
+  return true
+end
+
+-- The global data access rule across the tape, element by element where the
+-- indices are arguments plus constants (x[s][i] read, x[s + 1][i] written):
+-- a call may not overwrite what an earlier call read (the adjoint of the
+-- earlier call would see the later values) or wrote (its gradient would be
+-- lost). Adding to what an earlier call added to is fine. Refused before any
+-- adjoint runs, naming both.
+local accesses_of = setmetatable({}, { __mode = "k" })   -- compiled -> core.kernel_fields
+
+-- seen[id] holds earlier accesses in buckets by their first index (any:
+-- "*"); the ones that may meet w are in these lists
+local function candidates(buckets, w)
+  local lists = {}
+  if not buckets then return lists end
+  if w[1] then
+    lists[#lists + 1] = buckets[w[1]]
+    lists[#lists + 1] = buckets["*"]
+  else
+    for _, l in pairs(buckets) do lists[#lists + 1] = l end
+  end
+  return lists
+end
+
+local function check(self)
+  local seen = {}   -- place id -> buckets of {op, w, k, call, line}
+  for ci, c in ipairs(self.calls) do
+    local list = accesses_of[c.compiled]
+    if not list then
+      list = core.kernel_fields(c.compiled)
+      accesses_of[c.compiled] = list
+    end
+    local mine = {}
+    for _, a in ipairs(list) do
+      local w = where(a, c.vals)
+      if a.op ~= "read" then
+        for _, l in ipairs(candidates(seen[a.id], w)) do for _, e in ipairs(l) do
+          if (e.op == "read" or a.op == "store") and may_overlap(e.w, w) then
+            local was = e.op == "read" and "read" or "wrote"
+            raise("tape:backward: call %d (kernel %s, line %d) writes field '%s' where call %d (kernel %s) %s "
+              .. "it at line %d, so the gradient of that %s would %s; keep each step's state in elements of its "
+              .. "own (e.g. x[s + 1][i] from x[s][i])", ci, c.k.name, a.line, field_name(a.id), e.call, e.k.name,
+              was, e.line, e.op == "read" and "read" or "write",
+              e.op == "read" and "use the new values" or "be lost")
+          end
+        end end
+      end
+      mine[#mine + 1] = { id = a.id, op = a.op, w = w, k = c.k, call = ci, line = a.line }
+    end
+    for _, e in ipairs(mine) do   -- a kernel's own accesses are the autodiff pass's business
+      local b = seen[e.id] or {}
+      seen[e.id] = b
+      local key = e.w[1] or "*"
+      b[key] = b[key] or {}
+      table.insert(b[key], e)
     end
   end
 end

@@ -462,7 +462,7 @@ local function invoke(self, grad, seed, ...)
     return launched(pcall(core.launch, ck, insts, table.unpack(vals)))
   end
   local tape = state.tape
-  if tape then tape:record(self, ck, ...) end
+  if tape then tape:record(self, ck, vals, ...) end
   return launched(pcall(core.launch, ck, insts, table.unpack(vals)))
 end
 

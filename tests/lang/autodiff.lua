@@ -301,7 +301,67 @@ check_error("lt.activate inside a tape", function() lt.tape(function() lt.activa
 local overwrite = lt.kernel(function() for i in lt.ndrange(N) do x[i] = w[i] end end)
 local reads_x = lt.kernel(function() for i in lt.ndrange(N) do y[i] = x[i] end end)
 check_error("the tape's rule", function() lt.tape(function() reads_x(); overwrite() end):backward() end,
-  "kernel overwrite writes field 'x' (line")
+  "call 2 (kernel overwrite, line")
+
+-- ---- state per step: x[s + 1][i] from x[s][i], element by element ---------------
+do
+  local S = 5
+  local xs = lt.field(lt.f64, { S, N }, { needs_grad = true, name = "xs" })
+  local c = lt.field(lt.f64, N, { needs_grad = true, name = "c" })
+  local J = lt.field(lt.f64, {}, { needs_grad = true, name = "J" })
+  local step = lt.kernel(function(s)
+    for i in lt.ndrange(N) do
+      local l = xs[s][(i + N - 1) % N]      -- a neighbour of the step before: another element
+      xs[s + 1][i] = xs[s][i] + 0.1 * lt.sin(l) * c[i]
+    end
+  end)
+  local final = lt.kernel(function(s) for i in lt.ndrange(N) do lt.atomic_add(J.value, xs[s][i] * xs[s][i]) end end)
+  local function steps()
+    for s = 0, S - 2 do step(s) end
+    final(S - 1)
+  end
+  local function run()
+    J.value = 0
+    steps()
+    return J.value
+  end
+  local function init()
+    for i = 0, N - 1 do xs[0][i] = 0.3 + 0.2 * i; c[i] = 1.5 - 0.1 * i end
+  end
+  init()
+  lt.clear_grads(xs, c, J)
+  J.value = 0
+  local tape = lt.tape(steps)
+  tape:backward(J)
+  local h, worst = 1e-6, 0
+  for _, p in ipairs { { xs, function(i) return 0, i end }, { c, function(i) return i end } } do
+    local f, at = p[1], p[2]
+    for i = 0, N - 1 do
+      local g = f == xs and xs.grad[0][i] or c.grad[i]
+      local function set(d)
+        init()
+        if f == xs then xs[0][i] = xs[0][i] + d else c[i] = c[i] + d end
+        return run()
+      end
+      local fd = (set(h) - set(-h)) / (2 * h)
+      worst = math.max(worst, math.abs(g - fd) / math.max(1, math.abs(fd)))
+      checked = checked + 1
+    end
+  end
+  T.check("state per step: |g - fd| <= 1e-6 max(1, |fd|) (worst " .. worst .. ")", worst <= 1e-6, true)
+  local same = lt.kernel(function(s) for i in lt.ndrange(N) do xs[s][i] = xs[s][i] * 2 end end)
+  check_error("one step's elements read and written", function() same:grad(1) end,
+    "writes field 'xs', which it reads at line")
+  local shifted = lt.kernel(function(s) for i in lt.ndrange(N - 1) do xs[s][i] = xs[s][i + 1] end end)
+  check_error("neighbours in one step read and written", function() shifted:grad(1) end,
+    "writes field 'xs', which it reads at line")
+  check_error("a step run twice", function() lt.tape(function() step(0); step(0) end):backward() end,
+    "call 2 (kernel step, line")
+  check_error("a step's input overwritten later", function() lt.tape(function() step(1); step(0) end):backward() end,
+    "where call 1 (kernel step) read it at line")
+  -- steps of another field's elements are still apart: no error
+  lt.tape(function() step(0); step(1) end):backward()
+end
 
 -- docs/autodiff.md's example runs, and its gradient is the derivative by hand:
 -- loss = sum (sin x * a + x^2)^2, d/dx_3 = 2 y_3 (a cos x_3 + 2 x_3)

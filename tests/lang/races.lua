@@ -140,6 +140,37 @@ end, "field 'a' is written here and read at another index")
 lt.kernel(function(n, m) for i, j in lt.ndrange(n, m) do a[i][j] = a[i][j] + 1 end end, { n = lt.i32, m = lt.i32 })(N, 8)
 check("field in place over run-time extents", a[3][5], model[3][5] * (3 >= 1 and 5 >= 2 and 2 or 1) + 2)
 
+-- state per step: x[s + 1][i] from neighbours x[s][i +- 1] in one parallel
+-- loop is fine (an axis with the argument s plus different constants keeps
+-- the elements apart, src/ir/affine.c); a neighbour in the written step, or
+-- steps s and t that may be equal, are refused
+do
+  local S = 4
+  local st = lt.field(lt.f64, { S, N })
+  local step = lt.kernel(function(s)
+    local t = s + 1                  -- top-level value: offload passes it through a global temporary
+    for i in lt.ndrange({ 1, N - 1 }) do st[t][i] = st[s][i - 1] + st[s][i + 1] end
+  end)
+  local model = {}
+  for s = 0, S - 1 do model[s] = {} for i = 0, N - 1 do model[s][i] = s == 0 and i * i or 0 end end
+  for i = 0, N - 1 do st[0][i] = i * i end
+  for s = 0, S - 2 do
+    step(s)
+    for i = 1, N - 2 do model[s + 1][i] = model[s][i - 1] + model[s][i + 1] end
+  end
+  bad = 0
+  for s = 0, S - 1 do for i = 0, N - 1 do if st[s][i] ~= model[s][i] then bad = bad + 1 end end end
+  check("state per step: wrong cells", bad, 0)
+  check_error("state per step, a neighbour in the written step", function()
+    lt.kernel(function(s)
+      for i in lt.ndrange({ 1, N - 1 }) do st[s + 1][i] = st[s][i] + st[s + 1][i - 1] end
+    end)(0)
+  end, "field 'st' is written here and read at another index")
+  check_error("steps s and t, which may be equal", function()
+    lt.kernel(function(s, t) for i in lt.ndrange({ 1, N - 1 }) do st[t][i] = st[s][i - 1] end end)(0, 1)
+  end, "field 'st' is written here and read at another index")
+end
+
 -- two ndarray arguments are different arrays to the check; a launch passing
 -- one ndarray for both where that would race is refused, naming them
 local lshift = line_of(2)

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../affine.h"
 #include "../snode.h"
 #include "passes.h"
 
@@ -60,46 +61,71 @@ static bool is_float(ir_type t) { return t == IR_f32 || t == IR_f64; }
 
 /* ---- the rules -------------------------------------------------------------- */
 
+/* Every field access so far, in program order: a new one is checked against
+** them, element by element where affine.c can prove two indices apart (x[s]
+** read and x[s + 1] written, s an argument, touch different elements). */
 typedef struct {
   ir_kernel *k;
-  /* per place SNode id: the line of its first read, store, accumulation (0: none) */
-  int read[IR_MAX_SNODES], stored[IR_MAX_SNODES], accumulated[IR_MAX_SNODES];
+  ir_stmt **acc;
+  int n, cap;
 } rules;
+
+/* The first earlier access of ptr's place of one of the kinds in ops (a
+** zero-terminated list) that may reach an element ptr reaches, or NULL. */
+static const ir_stmt *overlap(const rules *r, const ir_stmt *ptr, const ir_op *ops) {
+  for (int i = 0; i < r->n; i++) {
+    const ir_stmt *e = r->acc[i];
+    bool kind = false;
+    for (const ir_op *o = ops; *o; o++) kind = kind || e->op == *o;
+    if (kind && e->ops[0]->aux == ptr->aux && !ir_accesses_disjoint(r->k, e->ops[0], ptr)) return e;
+  }
+  return NULL;
+}
+
+static int line_of(const ir_stmt *s) { return s->loc.line; }
 
 static void check_access(ir_stmt *s, void *ud) {
   rules *r = ud;
   ir_kernel *k = r->k;
   unsigned f = ir_op_flags(s->op);
   if (!(f & (IR_LOAD | IR_STORE)) || !s->ops[0] || s->ops[0]->op != IR_global_ptr) return;
-  int id = s->ops[0]->aux;
-  if (id < 0 || id >= IR_MAX_SNODES) return;
-  const char *name = field_of(k, s->ops[0]);
-  int line = s->loc.line;
+  ir_stmt *p = s->ops[0];
+  const char *name = field_of(k, p);
+  static const ir_op acc_ops[] = {IR_atomic_add, IR_atomic_sub, 0}, read_ops[] = {IR_global_load, 0},
+                     write_ops[] = {IR_global_store, IR_atomic_add, IR_atomic_sub, 0},
+                     store_ops[] = {IR_global_store, 0};
+  const ir_stmt *e;
   if (s->op == IR_global_load) {
-    if (r->accumulated[id])
+    if ((e = overlap(r, p, acc_ops)))
       ir_fail(k, s->loc, "kernel %s reads field '%s' after adding to it at line %d: its gradient needs the "
               "field's final value, which only a later kernel sees; read it in another kernel",
-              k->name, name, r->accumulated[id]);
-    if (!r->read[id]) r->read[id] = line ? line : -1;
-    return;
+              k->name, name, line_of(e));
+  } else {
+    const char *what = s->op == IR_global_store ? "writes" : "adds to";
+    if ((e = overlap(r, p, read_ops)))
+      ir_fail(k, s->loc, "kernel %s %s field '%s', which it reads at line %d: its gradient would recompute with "
+              "the overwritten values; write the result to another field or to other elements, e.g. x[s + 1][i] "
+              "from x[s][i] (a kernel being differentiated must not overwrite what it reads)", k->name, what,
+              name, line_of(e));
+    if (s->op == IR_global_store && (e = overlap(r, p, write_ops)))
+      ir_fail(k, s->loc, "kernel %s writes field '%s' a second time (first at line %d): a field is written once "
+              "in a kernel being differentiated (lt.atomic_add may add to it several times)", k->name, name,
+              line_of(e));
+    if (s->op != IR_global_store && (e = overlap(r, p, store_ops)))
+      ir_fail(k, s->loc, "kernel %s adds to field '%s', which it writes at line %d: write it once or only add to "
+              "it", k->name, name, line_of(e));
+    if (s->op != IR_atomic_add && s->op != IR_atomic_sub && s->op != IR_global_store)
+      ir_fail(k, s->loc, "kernel %s: %s on field '%s' has no gradient rule yet (lt.atomic_add and lt.atomic_sub "
+              "do)", k->name, ir_op_name(s->op), name);
   }
-  const char *what = s->op == IR_global_store ? "writes" : "adds to";
-  if (r->read[id])
-    ir_fail(k, s->loc, "kernel %s %s field '%s', which it reads at line %d: its gradient would recompute with "
-            "the overwritten values; write the result to another field (a kernel being differentiated must "
-            "not overwrite what it reads)", k->name, what, name, r->read[id]);
-  if (s->op == IR_global_store && (r->stored[id] || r->accumulated[id]))
-    ir_fail(k, s->loc, "kernel %s writes field '%s' a second time (first at line %d): a field is written once "
-            "in a kernel being differentiated (lt.atomic_add may add to it several times)", k->name, name,
-            r->stored[id] ? r->stored[id] : r->accumulated[id]);
-  if (s->op != IR_global_store && r->stored[id])
-    ir_fail(k, s->loc, "kernel %s adds to field '%s', which it writes at line %d: write it once or only add to "
-            "it", k->name, name, r->stored[id]);
-  if (s->op != IR_atomic_add && s->op != IR_atomic_sub && s->op != IR_global_store)
-    ir_fail(k, s->loc, "kernel %s: %s on field '%s' has no gradient rule yet (lt.atomic_add and lt.atomic_sub "
-            "do)", k->name, ir_op_name(s->op), name);
-  int *mark = s->op == IR_global_store ? r->stored : r->accumulated;
-  if (!mark[id]) mark[id] = line ? line : -1;
+  if (r->n == r->cap) {
+    int cap = r->cap ? 2 * r->cap : 32;
+    ir_stmt **v = ir_alloc(k, sizeof *v * (size_t)cap);
+    for (int i = 0; i < r->n; i++) v[i] = r->acc[i];
+    r->acc = v;
+    r->cap = cap;
+  }
+  r->acc[r->n++] = s;
 }
 
 /* ---- which statements may be differentiated ------------------------------------ */

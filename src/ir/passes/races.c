@@ -26,6 +26,7 @@
 ** passes one ndarray for both is refused (src/program/kernel.c). This is a
 ** check; it changes nothing else (ir_check_races).
 */
+#include "../affine.h"
 #include "../ir.h"
 #include "../snode.h"
 #include "passes.h"
@@ -388,6 +389,29 @@ static void check_aliases(ir_kernel *k, gather_state *g, int *of) {
   }
 }
 
+/* Checks the accesses `of` of one field in groups: accesses that can never
+** reach one element (x[s][i] and x[s + 1][j], s an argument: affine.c) do
+** not race with each other, whatever their indices within the step. A group
+** holds the accesses linked by "may overlap", so every pair that may meet
+** is checked together as before. */
+static void check_apart(ir_kernel *k, gather_state *g, int *of, int n) {
+  int *group = ir_alloc(k, (size_t)n * sizeof *group), *sub = ir_alloc(k, (size_t)n * sizeof *sub);
+  for (int i = 0; i < n; i++) group[i] = i;
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++) {
+      if (group[i] == group[j] || ir_accesses_disjoint(k, g->list[of[i]].ptr, g->list[of[j]].ptr)) continue;
+      int from = group[j], to = group[i];
+      for (int m = 0; m < n; m++)
+        if (group[m] == from) group[m] = to;
+    }
+  for (int gi = 0; gi < n; gi++) {
+    int m = 0;
+    for (int i = 0; i < n; i++)
+      if (group[i] == gi) sub[m++] = of[i];
+    if (m) check_object(k, g, sub, m, true);
+  }
+}
+
 static void check_task(ir_kernel *k, ir_stmt *task, gather_state *g) {
   g->task = task;
   g->n = 0;
@@ -403,7 +427,7 @@ static void check_task(ir_kernel *k, ir_stmt *task, gather_state *g) {
         done[j] = true;
         of[n++] = j;
       }
-    check_object(k, g, of, n, true);
+    check_apart(k, g, of, n);
   }
   check_aliases(k, g, of);
 }
