@@ -71,6 +71,10 @@ for run in 1 2 3; do
   LT_CACHE=$tmp/kcache "$LATTICE" examples/mpm88.lua --bench 2 --threads "$THREADS" | sed 's/^mpm88_lt/cold/' >> "$tmp/cache.txt"
   LT_CACHE=$tmp/kcache "$LATTICE" examples/mpm88.lua --bench 2 --threads "$THREADS" | sed 's/^mpm88_lt/warm/' >> "$tmp/cache.txt"
 done
+echo "diff_mpm: forward and gradient passes, three rounds..." >&2
+for run in 1 2 3; do
+  LT_CACHE=off "$LATTICE" examples/diff_mpm.lua --bench 7 --threads "$THREADS" >> "$tmp/dm.txt"
+done
 echo "AOT module: the sparse heat host, load to first launch..." >&2
 "$LATTICE" examples/aot/sparse_heat.lua --save "$tmp/heat.ltm" > /dev/null
 cc -O2 -std=c17 examples/aot/heat_host.c -Iinclude -I"$BUILD/generated" "$BUILD/liblattice_rt.a" -lpthread -lm -ldl \
@@ -314,6 +318,28 @@ when=$(date -u '+%Y-%m-%d %H:%M UTC')
   echo "still run, since the key is the final IR: tracing mpm88's kernels in Lua takes"
   echo "about 20 ms of the warm first frame's excess, the passes about 5."
   echo
+  dm_fwd=$(best "$tmp/dm.txt" diff_mpm_forward_ms)
+  dm_grad=$(best "$tmp/dm.txt" diff_mpm_grad_ms)
+  dm_ratio=$(awk -v g="$dm_grad" -v f="$dm_fwd" 'BEGIN { printf "%.2f", g / f }')
+  dm_cf=$(best "$tmp/dm.txt" diff_mpm_compile_forward_ms)
+  dm_cg=$(best "$tmp/dm.txt" diff_mpm_compile_grad_ms)
+  echo "## Differentiable MPM (reverse mode)"
+  echo
+  echo "examples/diff_mpm.lua \`--bench 7\` (docs/autodiff.md): 576 particles, a 48² grid,"
+  echo "64 steps whose state is kept per step (x[s][p], a grid per step), f64, $THREADS threads."
+  echo "A forward pass is 190 launches (P2G, grid, G2P per step); a gradient pass records the"
+  echo "same on a tape and runs the adjoints in reverse (\`tape:backward\`). Medians of 7, the"
+  echo "best of three runs, kernel cache off."
+  echo
+  echo "| | forward | gradient (forward on a tape + backward) |"
+  echo "|---|---|---|"
+  echo "| time per pass | $dm_fwd ms | $dm_grad ms |"
+  echo "| compile (no cache) | $dm_cf ms | $dm_cg ms |"
+  echo
+  echo "Gradient pass / forward pass: **${dm_ratio}×** (target ≤ 3: $(verdict "$dm_ratio" 3 le)). The compile"
+  echo "times are the six primal kernels (\`lt.compile\`) and their six adjoints (traced when"
+  echo "\`backward\` first runs, compiled at once)."
+  echo
   echo "## AOT modules"
   echo
   echo "examples/aot: the sparse heat module (3 kernels, one tree type) run by"
@@ -391,5 +417,6 @@ echo "activation: Lattice $act_lt_ms ms, C $act_c_ms ms for $act_writes writes -
 jit_best | awk '{ printf "JIT latency %s: %s ms (target <= 15)\n", $1, $2 }'
 echo "compile time, kernel writing N fields: $(for n in $COMPILE_NS; do printf '%s: %s ms  ' "$n" "$(compile_ms "$n")"; done)-> t(2000)/t(1000) $(compile_ratio 2000 1000) (target <= 2.2), t(1000) $(compile_ms 1000) ms (target <= 1000)"
 echo "start-up: lattice -e \"\" $start_ms ms (target <= 20), lua5.4 $lua_ms ms"
+echo "diff_mpm: forward $dm_fwd ms, gradient $dm_grad ms -> ${dm_ratio}x (target <= 3); compile $dm_cf ms / adjoints $dm_cg ms"
 echo "AOT: load to first launch $aot_ms ms; module $aot_module_kb KiB, static host $aot_static_kb KiB"
 echo "wrote docs/performance.md"

@@ -87,8 +87,18 @@ local function check(self)
   local seen = {}   -- place id -> buckets of {op, w, k, call, line}
   for ci, c in ipairs(self.calls) do
     local list = accesses_of[c.compiled]
-    if not list then
-      list = core.kernel_fields(c.compiled)
+    if not list then                 -- one entry per place, kind and index pattern (the first line)
+      list = {}
+      local seen_pattern = {}
+      for _, a in ipairs(core.kernel_fields(c.compiled)) do
+        local key = { a.id, a.op }
+        for i, ax in ipairs(a.axes) do key[#key + 1] = ax and ((ax.arg or "c") .. ":" .. ax.c) or "*" end
+        key = table.concat(key, "|")
+        if not seen_pattern[key] then
+          seen_pattern[key] = true
+          list[#list + 1] = a
+        end
+      end
       accesses_of[c.compiled] = list
     end
     local mine = {}
@@ -118,6 +128,26 @@ local function check(self)
   end
 end
 
+-- The calls as a string (kernels and argument values): an optimisation loop
+-- records the same calls again and again, and they are checked once.
+local compiled_id = setmetatable({}, { __mode = "k" })
+local next_id, last_passed = 0, nil
+local function signature(self)
+  local parts = {}
+  for i, c in ipairs(self.calls) do
+    local id = compiled_id[c.compiled]
+    if not id then
+      next_id = next_id + 1
+      id = next_id
+      compiled_id[c.compiled] = id
+    end
+    local v = {}
+    for j, x in ipairs(c.vals) do v[j] = tostring(x) end
+    parts[i] = id .. "(" .. table.concat(v, ",") .. ")"
+  end
+  return table.concat(parts, ";")
+end
+
 -- tape:backward([loss]): seeds loss.grad with 1 (every element) when given,
 -- then runs the adjoint of every recorded call, last first. Without loss the
 -- loss is the result of the last call (a kernel that returns one); other
@@ -125,12 +155,22 @@ end
 function Tape:backward(loss)
   if self.gen ~= state.gen then raise("tape:backward: the tape belongs to a program that lt.init has reset") end
   if state.tape then raise("tape:backward inside lt.tape") end
-  check(self)
+  local sig = signature(self)
+  if last_passed ~= sig then
+    check(self)
+    last_passed = sig
+  end
   if loss ~= nil then
-    if not fieldm.is_field(loss) then raise("tape:backward: loss must be a field with a gradient, got a %s", type(loss)) end
+    if not fieldm.is_field(loss) and not require("lattice.cfield").is(loss) then
+      raise("tape:backward: loss must be a field with a gradient, got a %s", type(loss))
+    end
     loss.grad:fill(1)
   end
   local kernelm = require "lattice.kernel"
+  for i = #self.calls, 1, -1 do         -- every adjoint compiles at once, on all cores
+    local c = self.calls[i]
+    kernelm.compile_grad(c.k, table.unpack(c.args, 1, c.args.n))
+  end
   for i = #self.calls, 1, -1 do
     local c = self.calls[i]
     local seed = (loss == nil and i == #self.calls) and 1 or 0
@@ -144,7 +184,8 @@ Tape.__tostring = function(t) return ("tape (%d kernel calls)"):format(#t.calls)
 function M.clear_grads(...)
   for i = 1, select("#", ...) do
     local f = select(i, ...)
-    if not fieldm.is_field(f) then raise("lt.clear_grads: argument %d is not a field", i) end
+    local cf = require "lattice.cfield"
+    if not fieldm.is_field(f) and not cf.is(f) then raise("lt.clear_grads: argument %d is not a field", i) end
     f.grad:fill(0)
   end
 end

@@ -359,8 +359,9 @@ end
 -- k(...) runs the kernel; k:grad(...) its adjoint (grad true: compiled
 -- separately, cached under the signature with "|grad"; seed: the adjoint of
 -- the kernel's result, when it has one).
-local function invoke(self, grad, seed, ...)
-  if T.active() then T.fail("a kernel cannot call another kernel; call a plain Lua function instead") end
+-- The launch values, trace types, cache key and tree instances of a call
+-- with these arguments (checked against the parameters).
+local function arguments(self, grad, ...)
   prepare(self)
   local n = select("#", ...)
   if n ~= #self.params then
@@ -450,12 +451,32 @@ local function invoke(self, grad, seed, ...)
       .. "argument takes one); a kernel takes at most 16"):format(self.name, #vals))
   end
   key = table.concat(key, ",") .. (grad and "|grad" or "")
+  return vals, tys, key, insts
+end
+
+-- The compiled kernel for a signature, traced now when it is new (its code
+-- made on another thread when background).
+local function compiled(self, tys, key, grad, background)
   local ck = self.cache[key]
   if not ck then
     fieldm.materialize_current()
-    ck = trace(self, tys, nil, grad)
+    ck = trace(self, tys, background, grad)
     self.cache[key] = ck
   end
+  return ck
+end
+
+-- M.compile_grad(k, ...): k's adjoint for these arguments traced now and
+-- compiled in the background (tape:backward starts all before running any)
+function M.compile_grad(k, ...)
+  local _, tys, key = arguments(k, true, ...)
+  compiled(k, tys, key, true, true)
+end
+
+local function invoke(self, grad, seed, ...)
+  if T.active() then T.fail("a kernel cannot call another kernel; call a plain Lua function instead") end
+  local vals, tys, key, insts = arguments(self, grad, ...)
+  local ck = compiled(self, tys, key, grad)
   self.last, self.last_key = ck, key
   if grad then                               -- a tape records kernels and their arguments (autodiff.lua)
     if core.compiled_nargs(ck) == #vals + 1 then vals[#vals + 1] = seed end   -- d loss / d result
