@@ -146,12 +146,18 @@ static int l_launch(lua_State *L) {
   return 1;
 }
 
-/* core.compiled_nargs(compiled) -> its IR arguments after every pass (an
-** adjoint of a kernel with a result takes that result's adjoint too) */
+/* core.compiled_nargs(compiled) -> its IR arguments after every pass, and
+** their names from the first after `from` (an adjoint takes its result's
+** adjoint, "result.grad", and an array for its arguments' gradients,
+** "args.grad", after the primal's) */
 static int l_compiled_nargs(lua_State *L) {
   prog_kernel *c = check_compiled(L, 1);
-  lua_pushinteger(L, c->k ? c->k->nargs : 0);
-  return 1;
+  int n = c->k ? c->k->nargs : 0;
+  lua_Integer from = luaL_optinteger(L, 2, n);
+  lua_pushinteger(L, n);
+  for (int i = from < 0 ? 0 : (int)from; i < n; i++)
+    lua_pushstring(L, c->k->arg_names[i] ? c->k->arg_names[i] : "");
+  return 1 + (n > from ? (int)(n - (from < 0 ? 0 : from)) : 0);
 }
 
 /* core.compiled_ir(compiled) -> the IR after every pass, after the

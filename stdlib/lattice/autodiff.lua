@@ -149,7 +149,8 @@ local function signature(self)
 end
 
 -- tape:backward([loss]): seeds loss.grad with 1 (every element) when given,
--- then runs the adjoint of every recorded call, last first. Without loss the
+-- then runs the adjoint of every recorded call, last first. Returns per call
+-- (in recording order) the gradients of its float arguments by name. Without loss the
 -- loss is the result of the last call (a kernel that returns one); other
 -- calls' results are not the loss (their adjoints get 0).
 function Tape:backward(loss)
@@ -171,11 +172,13 @@ function Tape:backward(loss)
     local c = self.calls[i]
     kernelm.compile_grad(c.k, table.unpack(c.args, 1, c.args.n))
   end
+  local grads = {}
   for i = #self.calls, 1, -1 do
     local c = self.calls[i]
     local seed = (loss == nil and i == #self.calls) and 1 or 0
-    kernelm.grad_seeded(c.k, seed, table.unpack(c.args, 1, c.args.n))
+    grads[i] = kernelm.grad_seeded(c.k, seed, table.unpack(c.args, 1, c.args.n))
   end
+  return grads
 end
 
 Tape.__tostring = function(t) return ("tape (%d kernel calls)"):format(#t.calls) end

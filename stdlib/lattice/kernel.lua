@@ -466,6 +466,42 @@ local function compiled(self, tys, key, grad, background)
   return ck
 end
 
+-- The f64 array an adjoint adds its arguments' gradients to (slot n for IR
+-- argument n), zeroed; one per program.
+local grad_buffer
+local function arg_grads()
+  if not grad_buffer or grad_buffer.gen ~= state.gen then
+    grad_buffer = { gen = state.gen, a = ndm.new(types.by_name.f64, { 16 }) }
+  end
+  grad_buffer.a:fill(0)
+  return grad_buffer.a
+end
+
+-- The gradients in `out` by parameter name: a number for a float scalar, a
+-- vector or matrix for those (their components' gradients); integer,
+-- ndarray and tree parameters have none.
+local function grads_by_name(self, tys, out)
+  local g, slot = {}, 0
+  for i, p in ipairs(self.params) do
+    local t = tys[i]
+    if t.leaf_types then
+      local leaves, all_float = {}, true
+      for k, lt_ in ipairs(t:leaf_types()) do
+        leaves[k] = out[slot]
+        all_float = all_float and lt_.is_float
+        slot = slot + 1
+      end
+      if all_float and t.from_flat then g[p] = t:from_flat(leaves) end
+    elseif t.tree then
+    elseif t.ndarray then slot = slot + 1 + t.ndarray.ndim
+    else
+      if t.is_float then g[p] = out[slot] end
+      slot = slot + 1
+    end
+  end
+  return g
+end
+
 -- M.compile_grad(k, ...): k's adjoint for these arguments traced now and
 -- compiled in the background (tape:backward starts all before running any)
 function M.compile_grad(k, ...)
@@ -479,8 +515,16 @@ local function invoke(self, grad, seed, ...)
   local ck = compiled(self, tys, key, grad)
   self.last, self.last_key = ck, key
   if grad then                               -- a tape records kernels and their arguments (autodiff.lua)
-    if core.compiled_nargs(ck) == #vals + 1 then vals[#vals + 1] = seed end   -- d loss / d result
-    return launched(pcall(core.launch, ck, insts, table.unpack(vals)))
+    local out
+    for _, name in ipairs { select(2, core.compiled_nargs(ck, #vals)) } do
+      if name == "result.grad" then vals[#vals + 1] = seed             -- d loss / d result
+      elseif name == "args.grad" then                                  -- where the arguments' gradients go
+        out = arg_grads()
+        vals[#vals + 1] = core.ndarray_address(out._ud, state.prog)
+      end
+    end
+    launched(pcall(core.launch, ck, insts, table.unpack(vals)))
+    return out and grads_by_name(self, tys, out) or {}
   end
   local tape = state.tape
   if tape then tape:record(self, ck, vals, ...) end

@@ -244,6 +244,57 @@ do
   end
 end
 
+-- ---- gradients by kernel arguments ----------------------------------------------
+do
+  local ka = lt.kernel(function(a, b, v, m)
+    local t = a * b                          -- top-level arithmetic on arguments
+    for i in lt.ndrange(N) do
+      y[i] = t * x[i] * x[i] + lt.sin(b) * w[i] + v.x * lt.exp(v.y * x[i]) + m
+    end
+  end, { a = lt.f64, b = lt.f64, v = lt.dvec2, m = lt.f32 })
+  local function value(a, b, vx, vy, m)
+    set_inputs()
+    return forward(ka, a, b, lt.dvec2(vx, vy), m)
+  end
+  local a0, b0, vx0, vy0, m0 = 1.3, 0.4, 0.7, -0.6, 0.25
+  set_inputs()
+  y:fill(0)
+  L.value = 0
+  lt.clear_grads(x, w, y, L)
+  local grads = lt.tape(function() ka(a0, b0, lt.dvec2(vx0, vy0), m0); loss() end):backward(L)
+  local g = grads[1]
+  T.check("the loss kernel has no float arguments", next(grads[2]), nil)
+  local function fd(i)
+    -- m is f32: a step f32 holds exactly (the loss is quadratic in m, so central differences are exact)
+    local h = i == 5 and 2 ^ -10 or 1e-6
+    local p = { a0, b0, vx0, vy0, m0 }
+    p[i] = p[i] + h
+    local up = value(table.unpack(p))
+    p[i] = p[i] - 2 * h
+    return (up - value(table.unpack(p))) / (2 * h)
+  end
+  local want = { fd(1), fd(2), fd(3), fd(4), fd(5) }
+  local got = { g.a, g.b, g.v and g.v.x, g.v and g.v.y, g.m }
+  for i = 1, 5 do
+    local ok = got[i] and math.abs(got[i] - want[i]) <= 1e-6 * math.max(1, math.abs(want[i]))
+    T.check(("argument gradient %d: %s vs finite differences %.12g"):format(i, tostring(got[i]), want[i]), ok, true)
+    checked = checked + 1
+  end
+  -- k:grad returns them too, with the result as the loss
+  local kr = lt.kernel(function(s)
+    local r = 0.0
+    for i in lt.ndrange(N) do r = r + s * s * x[i] end
+    return r
+  end, { s = lt.f64 })
+  set_inputs()
+  lt.clear_grads(x)
+  local sum = 0
+  for i = 0, N - 1 do sum = sum + x[i] end
+  local gk = kr:grad(1.5)
+  T.check("k:grad's argument gradient (2 s sum x)", math.abs(gk.s - 3 * sum) < 1e-12, true)
+  T.check("k:grad's field gradient (s^2)", math.abs(x.grad[2] - 2.25) < 1e-12, true)
+end
+
 -- ---- what is refused ------------------------------------------------------------
 
 local rw = lt.kernel(function() for i in lt.ndrange(N) do x[i] = x[i] * 2 end end)

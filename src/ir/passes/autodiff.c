@@ -209,6 +209,7 @@ static void check_stmt(ad *a, ir_stmt *s, bool top) {
   case IR_break: case IR_continue: unsupported(k, s, "break or continue"); return;
   case IR_random: unsupported(k, s, "lt.random (its draws would differ in the adjoint)"); return;
   case IR_ext_ptr: case IR_check_bound: return;   /* ndarrays: only inactive values (checked below) */
+  case IR_arg: return;
   case IR_atomic_min: case IR_atomic_max:
     return;                        /* refused by the rules when on a field */
   default: break;
@@ -232,6 +233,9 @@ static void mark_active(ad *a, ir_stmt *s) {
     act = false;                   /* ndarrays have no gradients yet */
   } else if (s->op == IR_global_load) {
     act = grad_of(a->k, s->ops[0]) != NULL && is_float(s->type);
+  } else if (s->op == IR_arg) {
+    act = is_float(s->type);       /* a float argument: its gradient goes out (args.grad) */
+    if (act && s->parent != a->k->body) unsupported(a->k, s, "an argument read inside a loop's IR (internal)");
   } else if (s->op == IR_alloca || s->op == IR_local_load) {
     act = is_float(s->type);       /* a float local may carry a gradient (too many adjoints do no harm) */
   } else if ((ir_op_flags(s->op) & IR_PURE) && is_float(s->type) && s->op != IR_global_ptr) {
@@ -378,7 +382,7 @@ static void adjoint(ad *a, ir_stmt *s) {
   if (s->op == IR_local_load && s->parent != s->ops[0]->parent) return;   /* part of a reduction */
   if ((s->op == IR_add || s->op == IR_sub || s->op == IR_cast) && s->parent != a->k->body && in_reduction(s))
     return;
-  if (s->id < 0 || s->id >= a->n || !a->active[s->id] || !a->adj[s->id]) return;
+  if (s->id < 0 || s->id >= a->n || !a->active[s->id] || !a->adj[s->id] || s->op == IR_arg) return;
   ir_stmt *g = ir_b_local_load(b, a->adj[s->id]);
   ir_type t = s->type;
   ir_stmt *x = s->nops > 0 ? s->ops[0] : NULL, *y = s->nops > 1 ? s->ops[1] : NULL;
@@ -456,6 +460,7 @@ static void adjoint(ad *a, ir_stmt *s) {
     return;
   }
   case IR_alloca: return;          /* its adjoint was given on by its stores */
+  case IR_arg: return;             /* its adjoint goes out last (args.grad) */
   case IR_local_load:              /* a kernel-level local read: into its adjoint */
     accumulate(a, s->ops[0], g);
     return;
@@ -513,6 +518,7 @@ bool ir_pass_autodiff(ir_kernel *k) {
   r->k = k;
   ir_walk(k->body, check_access, r);
   mark_block(&a, k->body, true);
+  int primal_nargs = k->nargs;
   /* a kernel result: the adjoint takes its adjoint as a last argument and returns nothing */
   if (k->ret_type != IR_void && is_float(k->ret_type)) {
     if (k->nargs >= 16) ir_fail(k, (ir_loc){0}, "kernel %s: its adjoint needs one more argument than 16", k->name);
@@ -521,6 +527,21 @@ bool ir_pass_autodiff(ir_kernel *k) {
     a.seed = ir_new(k, IR_arg, k->ret_type, 0, NULL);
     a.seed->aux = k->nargs++;
     ir_insert_before(k->body->first, a.seed);
+  }
+  /* float arguments: their gradients go to an f64 array whose address is a
+  ** last argument, args.grad (slot i for argument i) */
+  ir_stmt *out = NULL;
+  bool float_args = false;
+  for (int i = 0; i < primal_nargs; i++) float_args = float_args || is_float(k->arg_types[i]);
+  if (float_args) {
+    if (k->nargs >= 16)
+      ir_fail(k, (ir_loc){0}, "kernel %s: its adjoint needs one more argument than 16 (the gradients of its "
+              "arguments)", k->name);
+    k->arg_types[k->nargs] = IR_u64;
+    k->arg_names[k->nargs] = ir_strdup(k, "args.grad");
+    out = ir_new(k, IR_arg, IR_u64, 0, NULL);
+    out->aux = k->nargs++;
+    ir_insert_before(k->body->first, out);
   }
   /* the top level, in reverse: loops move to the end (their adjoints run in
   ** reverse order), other statements get their adjoints there */
@@ -543,6 +564,23 @@ bool ir_pass_autodiff(ir_kernel *k) {
     if (v[i]) drop_writes(&v[i], 1);
   for (int i = 0; i < n; i++)      /* the adjoint runs on after where the primal returned */
     if (v[i] && v[i]->op == IR_return) ir_remove(v[i]);
+  /* last, after every loop's adjoint: the arguments' gradients out */
+  if (out) {
+    ir_builder *b = &a.b;
+    *b = (ir_builder){k, top, {0}};
+    for (int i = 0; i < n; i++) {
+      ir_stmt *s = v[i];
+      if (!s || s->op != IR_arg || s->aux >= primal_nargs || !is_float(s->type) || s->id < 0 || s->id >= a.n ||
+          !a.adj[s->id])
+        continue;
+      b->loc = s->loc;
+      ir_stmt *ops[2] = {out, ir_b_const_int(b, IR_i64, s->aux)};
+      ir_stmt *slot = ir_b_op(b, IR_ext_ptr, IR_f64, 2, ops);
+      ir_stmt *g = ir_b_local_load(b, a.adj[s->id]);
+      if (g->type != IR_f64) g = ir_b_cast(b, IR_f64, g);
+      ir_b_global_store(b, slot, ir_b_binary(b, IR_add, ir_b_global_load(b, slot), g));
+    }
+  }
   k->ret_type = IR_void;
   return true;
 }
