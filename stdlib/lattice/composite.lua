@@ -58,7 +58,7 @@ function M.install(lt)
   linalg.install(lt)
 
   -- element-wise builtins
-  for _, name in ipairs { "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "exp", "log", "floor", "ceil",
+  for _, name in ipairs { "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "tanh", "exp", "log", "floor", "ceil",
     "round", "trunc", "abs" } do
     elementwise(lt, name, 1)
   end

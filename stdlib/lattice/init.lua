@@ -376,9 +376,23 @@ local function round_away(x)
   return math.ceil(x - 0.5) + 0.0
 end
 
+-- tanh of a Lua number (Lua 5.4's math has none): e / (e + 2) with e = expm1(2|x|),
+-- expm1 by Kahan's correction of exp(y) - 1 (a few ulp, also near 0); +-1 past |x| = 22,
+-- where the double rounds to it (and exp would overflow further on).
+local function tanh(x)
+  local a = math.abs(x)
+  if a ~= a or a == 0 then return x * 1.0 end       -- NaN, +-0
+  if a > 22 then return x < 0 and -1.0 or 1.0 end
+  local y = 2.0 * a
+  local u = math.exp(y)
+  local e = u == 1 and y or (u - 1) * y / math.log(u)
+  local r = e / (e + 2)
+  return x < 0 and -r or r
+end
+
 local lua_unary = {
   sqrt = math.sqrt, sin = math.sin, cos = math.cos, tan = math.tan, asin = math.asin, acos = math.acos,
-  atan = function(x) return math.atan(x) end, exp = math.exp, log = function(x) return math.log(x) end,
+  atan = function(x) return math.atan(x) end, tanh = tanh, exp = math.exp, log = function(x) return math.log(x) end,
   floor = function(x) return math.floor(x) + 0.0 end, ceil = function(x) return math.ceil(x) + 0.0 end,
   round = round_away, trunc = function(x) return (x >= 0 and math.floor(x) or math.ceil(x)) + 0.0 end,
   abs = math.abs,

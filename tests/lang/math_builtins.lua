@@ -17,6 +17,14 @@ local function check(what, got, want, tol)
   end
 end
 
+-- tanh by its definition (Lua has none): exact enough where exp(2x) is finite
+local function ref_tanh(x)
+  if math.abs(x) > 22 then return x < 0 and -1.0 or 1.0 end
+  if math.abs(x) < 1e-4 then return x - x * x * x / 3 end
+  local e = math.exp(2 * x)
+  return (e - 1) / (e + 1)
+end
+
 local function round_away(x) if x >= 0 then return math.floor(x + 0.5) else return math.ceil(x - 0.5) end end
 local function trunc(x) if x >= 0 then return math.floor(x) else return math.ceil(x) end end
 
@@ -28,6 +36,7 @@ local unary = {
   { "asin", function(x) return lt.asin(x) end, math.asin, true },
   { "acos", function(x) return lt.acos(x) end, math.acos, true },
   { "atan", function(x) return lt.atan(x) end, math.atan, true },
+  { "tanh", function(x) return lt.tanh(x) end, ref_tanh, true },
   { "exp", function(x) return lt.exp(x) end, math.exp, true },
   { "log", function(x) return lt.log(x) end, math.log, true },
   { "floor", function(x) return lt.floor(x) end, math.floor, false },
@@ -106,6 +115,54 @@ check("max(i32, i64)", ires[2], 2)
 -- the same builtins on Lua values run in Lua
 check("Lua-scope lt.sqrt", lt.sqrt(16), 4.0)
 check("Lua-scope lt.round", lt.round(-2.5), -3.0)
+
+-- tanh at large |x| is +-1 (no inf / inf), keeps the sign of zero, passes NaN; f32 and f64,
+-- and in Lua scope (its own code: Lua has no math.tanh) the same as in a kernel
+do
+  local ts = { 40.0, -40.0, 400.0, -400.0, 1e300, -1e300, 1 / 0, -1 / 0, 22.5, -19.0, 0.0, -0.0, 1e-300,
+    -3e-9, 0.3, -0.75, 2.0, 0 / 0 }
+  local m = #ts
+  for _, t in ipairs { lt.f32, lt.f64 } do
+    local r = t == lt.f32 and f32 or function(v) return v end
+    local tol = t == lt.f32 and 2e-6 or 1e-14
+    local inp = lt.field(t, m)
+    local out = lt.field(t, m)
+    for i = 1, m do inp[i - 1] = ts[i] end
+    lt.kernel(function() for i in lt.ndrange(m) do out[i] = lt.tanh(inp[i]) end end)()
+    for i = 1, m do
+      local x = inp[i - 1]
+      local got = out[i - 1]
+      local what = t.name .. " tanh(" .. x .. ")"
+      if x ~= x then check(what .. " is NaN", got ~= got and 1 or 0, 1)
+      else
+        check(what, got, r(ref_tanh(x)), tol)
+        if math.abs(x) >= 40 then check(what .. " is exactly +-1", got, x < 0 and -1.0 or 1.0) end
+        if x == 0 then check(what .. " keeps the sign of zero", 1 / got, 1 / x) end
+        local lua = lt.tanh(x)
+        check("Lua-scope " .. what, lua, r(ref_tanh(x)), tol)
+      end
+    end
+  end
+  check("Lua-scope lt.tanh(-0.0) is -0.0", 1 / lt.tanh(-0.0), -1 / 0)
+  check("Lua-scope lt.tanh(nan) is NaN", lt.tanh(0 / 0) ~= lt.tanh(0 / 0) and 1 or 0, 1)
+  check("Lua-scope lt.tanh(integer)", lt.tanh(1), ref_tanh(1.0), 1e-15)
+  check("Lua-scope lt.tanh(1e-20)", lt.tanh(1e-20), 1e-20)
+  -- per component on vectors, in a kernel and in Lua scope; an integer argument converts to f32
+  local vout = lt.field(lt.vec3, 1)
+  local iout = lt.field(lt.f32, 1)
+  lt.kernel(function(n)
+    vout[0] = lt.tanh(lt.vec3(0.5, -40.0, 2.0))
+    iout[0] = lt.tanh(n)
+  end, { n = lt.i32 })(1)
+  local v = vout[0]
+  check("lt.tanh(vec3).x", v[1], f32(ref_tanh(0.5)), 2e-6)
+  check("lt.tanh(vec3).y", v[2], -1.0)
+  check("lt.tanh(vec3).z", v[3], f32(ref_tanh(2.0)), 2e-6)
+  check("lt.tanh(i32) is f32", iout[0], f32(ref_tanh(1.0)), 2e-7)
+  local lv = lt.tanh(lt.dvec2(0.25, -1.5))
+  check("Lua-scope lt.tanh(dvec2).x", lv.x, ref_tanh(0.25), 1e-15)
+  check("Lua-scope lt.tanh(dvec2).y", lv.y, ref_tanh(-1.5), 1e-15)
+end
 
 if failures > 0 then error(failures .. " math builtin checks failed") end
 print("math_builtins: ok")

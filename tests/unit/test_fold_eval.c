@@ -255,7 +255,8 @@ static void test_floats(void) {
         {IR_neg, -x, -a},           {IR_abs, fabs(x), fabsf(a)},     {IR_sqrt, sqrt(x), sqrtf(a)},
         {IR_sin, sin(x), sinf(a)},  {IR_cos, cos(x), cosf(a)},       {IR_tan, tan(x), tanf(a)},
         {IR_asin, asin(x), asinf(a)}, {IR_acos, acos(x), acosf(a)},  {IR_atan, atan(x), atanf(a)},
-        {IR_exp, exp(x), expf(a)},  {IR_log, log(x), logf(a)},       {IR_floor, floor(x), floorf(a)},
+        {IR_tanh, tanh(x), tanhf(a)}, {IR_exp, exp(x), expf(a)},     {IR_log, log(x), logf(a)},
+        {IR_floor, floor(x), floorf(a)},
         {IR_ceil, ceil(x), ceilf(a)}, {IR_round, round(x), roundf(a)}, {IR_trunc, trunc(x), truncf(a)},
     };
     ir_scalar r;

@@ -98,7 +98,7 @@ static void build_serial(ir_program *p, ir_snode *x) {
   ir_b_const_float(&b, IR_f64, 1e-300);
   ir_stmt *tf = ir_b_cast(&b, IR_f64, t);
   ir_b_op(&b, IR_bitcast, IR_i32, 1, &t);
-  _Static_assert(IR_trunc - IR_neg == 16 && IR_cmp_ne - IR_add == 20 && IR_atomic_max - IR_atomic_add == 3,
+  _Static_assert(IR_trunc - IR_neg == 17 && IR_cmp_ne - IR_add == 20 && IR_atomic_max - IR_atomic_add == 3,
                  "ORDER UNARY/BINARY/CMP/ATOMIC (ops.def): the ranges below hold every op of their kind");
   for (ir_op op = IR_neg; op <= IR_trunc; op++) {
     if (op == IR_logic_not) continue;

@@ -21,9 +21,10 @@ static const struct {
 } math[] = {
     {IR_sqrt, "sqrt", 'i', 'i'},   {IR_sin, "sin", 'i', 'l'},     {IR_cos, "cos", 'i', 'l'},
     {IR_tan, "tan", 'l', 'l'},     {IR_asin, "asin", 'l', 'l'},   {IR_acos, "acos", 'l', 'l'},
-    {IR_atan, "atan", 'l', 'l'},   {IR_exp, "exp", 'i', 'l'},     {IR_log, "log", 'i', 'l'},
-    {IR_floor, "floor", 'i', 'i'}, {IR_ceil, "ceil", 'i', 'i'},   {IR_round, "round", 'i', 'i'},
-    {IR_trunc, "trunc", 'i', 'i'}, {IR_pow, "pow", 'i', 'l'},     {IR_atan2, "atan2", 'l', 'l'},
+    {IR_atan, "atan", 'l', 'l'},   {IR_tanh, "tanh", 'l', 'l'},   {IR_exp, "exp", 'i', 'l'},
+    {IR_log, "log", 'i', 'l'},     {IR_floor, "floor", 'i', 'i'}, {IR_ceil, "ceil", 'i', 'i'},
+    {IR_round, "round", 'i', 'i'}, {IR_trunc, "trunc", 'i', 'i'}, {IR_pow, "pow", 'i', 'l'},
+    {IR_atan2, "atan2", 'l', 'l'},
 };
 #define NMATH (int)(sizeof math / sizeof math[0])
 

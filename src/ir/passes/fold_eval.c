@@ -77,7 +77,7 @@ static double fun1(ir_op op, double x, bool f32) {
 #define F(name, fn) \
   case IR_##name: return f32 ? (double)fn##f(y) : fn(x);
     F(sqrt, sqrt) F(sin, sin) F(cos, cos) F(tan, tan) F(asin, asin) F(acos, acos)
-    F(atan, atan) F(exp, exp) F(log, log) F(floor, floor) F(ceil, ceil)
+    F(atan, atan) F(tanh, tanh) F(exp, exp) F(log, log) F(floor, floor) F(ceil, ceil)
     F(round, round) F(trunc, trunc) F(abs, fabs)
 #undef F
   case IR_neg: return f32 ? (double)(-y) : -x;
@@ -90,7 +90,7 @@ bool ir_eval_unary(ir_op op, ir_scalar a, ir_scalar *out) {
   if (is_float(t)) {
     switch (op) {
     case IR_neg: case IR_abs: case IR_sqrt: case IR_sin: case IR_cos: case IR_tan:
-    case IR_asin: case IR_acos: case IR_atan: case IR_exp: case IR_log:
+    case IR_asin: case IR_acos: case IR_atan: case IR_tanh: case IR_exp: case IR_log:
     case IR_floor: case IR_ceil: case IR_round: case IR_trunc:
       *out = ir_scalar_float(t, fun1(op, a.f, t == IR_f32));
       return true;
