@@ -244,6 +244,132 @@ do
   end
 end
 
+-- ---- `if` with field reads, field writes and locals in its branches ---------------
+do
+  -- x in 0.15 .. 0.70, w in 0.55 .. 0.90: conditions away from their edges
+  local reads = lt.kernel(function()
+    for i in lt.ndrange(N) do
+      local t = x[i]
+      if t > 0.42 then t = t * w[i] + lt.sin(x[i]) end   -- reads fields in the branch, changes t
+      y[i] = t * t
+    end
+  end)
+  grad_check("if reading fields and changing a local", reads)
+  local writes = lt.kernel(function()
+    for i in lt.ndrange(N) do
+      if x[i] < 0.5 then y[i] = x[i] * w[i] else y[i] = lt.exp(x[i]) - w[i] end
+    end
+  end)
+  grad_check("if writing a field in both branches", writes)
+  local nested = lt.kernel(function()
+    for i in lt.ndrange(N) do
+      local t, n = w[i], 0
+      if x[i] > 0.3 then
+        t = t * x[i]
+        n = n + 2
+        if w[i] > 0.7 then t = t + lt.cos(w[i] * t); n = n + 1 else t = t / w[i] end
+      else
+        t = t - x[i] * x[i]
+      end
+      y[i] = t * n + t
+    end
+  end)
+  grad_check("nested ifs, an integer local", nested)
+  local two = lt.kernel(function()   -- the second if reads t as the first left it (a merge)
+    for i in lt.ndrange(N) do
+      local t = w[i]
+      if x[i] > 0.4 then t = x[i] * w[i] end
+      if w[i] < 0.8 then t = t * t + x[i] else t = lt.sqrt(t) end
+      y[i] = t
+    end
+  end)
+  grad_check("two ifs in a row on one local", two)
+  local acc = lt.kernel(function()
+    for i in lt.ndrange(N) do
+      if w[i] > 0.6 then lt.atomic_add(y[i % 2], x[i] * w[i]) end
+    end
+  end)
+  grad_check("atomic add under an if", acc)
+  local serial = lt.kernel(function(c)
+    local t = c
+    if c > 0.5 then t = x[1] * x[2] else t = w[0] end   -- a top-level if: serial code
+    for i in lt.ndrange(N) do y[i] = t * x[i] end
+  end, { c = lt.f64 })
+  grad_check("a top-level if", serial, 0.75)
+  grad_check("a top-level if, the other branch", serial, 0.25)
+  local shared = lt.kernel(function()
+    for i in lt.ndrange(N) do
+      if x[i] > 0.3 then y[0] = x[i] end
+    end
+  end)
+  check_error("an element several iterations write", function() shared:grad() end,
+    "several iterations of the loop at line")
+  local reads_then_writes = lt.kernel(function()
+    for i in lt.ndrange(N) do
+      if w[i] > 0.7 then y[i] = x[i] else x[i] = w[i] end
+    end
+  end)
+  check_error("a field read in one branch and written in the other", function() reads_then_writes:grad() end,
+    "writes field 'x', which it reads at line")
+end
+
+-- ---- inner loops ------------------------------------------------------------------
+do
+  local stencil = lt.kernel(function()      -- atomics in a 3-iteration inner loop (P2G's shape)
+    for i in lt.ndrange(N) do
+      for j = 0, 2 do lt.atomic_add(y[(i + j) % N], x[i] * w[(i + j) % N] * (j + 1)) end
+    end
+  end)
+  grad_check("an inner loop of atomic adds", stencil)
+  local dot = lt.kernel(function(n)          -- a data-dependent trip count, a sum carried by the inner loop
+    for i in lt.ndrange(N) do
+      local acc, t = lt.f64(0), x[i]
+      for j = 0, n + i % 3 - 1 do
+        local u = w[j % N] * t
+        if u > 0.3 then u = lt.sin(u) end
+        acc = acc + u * x[j % N]
+      end
+      y[i] = acc * acc + t
+    end
+  end, { n = lt.i32 })
+  grad_check("an inner loop summing into a local", dot, 4)
+  local nested = lt.kernel(function()       -- two levels of inner loops, a local read after them
+    for i in lt.ndrange(N) do
+      local s, t = lt.f64(0), w[i]
+      if x[i] > 0.4 then t = t * x[i] end
+      for j = 0, 2 do
+        for k = 0, 1 do s = s + t * x[(i + j + k) % N] end
+        s = s - 0.5 * w[j]
+      end
+      t = t * 3
+      y[i] = s * t
+    end
+  end)
+  grad_check("nested inner loops", nested)
+  local carried = lt.kernel(function()
+    for i in lt.ndrange(N) do
+      local t = x[i]
+      for j = 0, 2 do t = t * w[j] end
+      y[i] = t
+    end
+  end)
+  check_error("a product carried by an inner loop", function() carried:grad() end,
+    "a local changed across the iterations of an inner loop other than by `v = v + term`")
+  local whiles = lt.kernel(function()
+    for i in lt.ndrange(N) do
+      local t = x[i]
+      while t < 2 do t = t * 2 end
+      y[i] = t
+    end
+  end)
+  check_error("a while loop", function() whiles:grad() end, "a while loop (its adjoint would need")
+  local lastwins = lt.kernel(function()
+    for i in lt.ndrange(N) do for j = 0, 2 do y[i] = x[i] * j end end
+  end)
+  check_error("an element written by every iteration of an inner loop", function() lastwins:grad() end,
+    "several iterations of the loop at line")
+end
+
 -- ---- gradients by kernel arguments ----------------------------------------------
 do
   local ka = lt.kernel(function(a, b, v, m)
@@ -307,19 +433,6 @@ local acc_read = lt.kernel(function()
   for i in lt.ndrange(N) do z[i] = y[0] * 2 end
 end)
 check_error("read after accumulating", function() acc_read:grad() end, "reads field 'y' after adding to it")
-local nested = lt.kernel(function()
-  for i in lt.ndrange(N) do for j = 0, 2 do lt.atomic_add(y[i], x[i] * j) end end
-end)
-check_error("a loop inside a loop", function() nested:grad() end, "cannot be differentiated yet: a loop inside a loop")
-local branchy = lt.kernel(function()
-  for i in lt.ndrange(N) do
-    local t = x[i]
-    if t > 0.5 then t = t * w[i] end
-    y[i] = t
-  end
-end)
-check_error("an if whose branch reads a field", function() branchy:grad() end,
-  "a local variable assigned in an `if` whose branches read fields")
 local sq_sum = lt.kernel(function()
   local s = 0.0
   for i in lt.ndrange(N) do s = s + y[i] end

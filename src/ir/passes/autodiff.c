@@ -36,14 +36,68 @@
 #include "../snode.h"
 #include "passes.h"
 
+/* The locals an `if` stores (allocas outside it) and their values just
+** before it: its adjoint restores them before recomputing a branch. */
+typedef struct {
+  ir_stmt **var, **val;
+  int n;
+} saveset;
+
+/* What the pass knows of one statement, by id (statements it makes get
+** ids past the numbered ones: the array grows). */
+typedef struct {
+  bool active;                     /* depends on a field with a gradient (or a float argument) */
+  ir_stmt *adj;                    /* the adjoint's alloca, or NULL */
+  const saveset *saves;            /* an if: see saveset */
+  ir_stmt *copy;                   /* during one clone_into: the copy */
+  int copy_gen;
+} info;
+
 typedef struct {
   ir_kernel *k;
-  int n;                           /* statement ids are 0..n-1 (ir_number) */
-  bool *active;                    /* by id */
-  ir_stmt **adj;                   /* by id: the adjoint's alloca, or NULL */
+  info *inf;
+  int cap, gen;
   ir_builder b;                    /* where adjoint code goes */
   ir_stmt *seed;                   /* the argument with the result's adjoint (a kernel result), or NULL */
 } ad;
+
+static info *inf(ad *a, const ir_stmt *s) {
+  if (s->id >= a->cap) {
+    int cap = 2 * a->cap > s->id + 64 ? 2 * a->cap : s->id + 64;
+    info *v = ir_alloc(a->k, sizeof *v * (size_t)cap);
+    if (a->cap) memcpy(v, a->inf, sizeof *v * (size_t)a->cap);
+    a->inf = v;
+    a->cap = cap;
+  }
+  return &a->inf[s->id < 0 ? 0 : s->id];
+}
+
+static bool act(ad *a, const ir_stmt *s) { return s && s->id >= 0 && inf(a, s)->active; }
+
+/* Whether block blk is inside statement s (or is one of its blocks). */
+static bool within(const ir_block *blk, const ir_stmt *s) {
+  for (; blk; blk = blk->owner ? blk->owner->parent : NULL)
+    if (blk->owner == s) return true;
+  return false;
+}
+
+/* The innermost loop s is in, or NULL. */
+static const ir_stmt *innermost_loop(const ir_stmt *s) {
+  for (const ir_block *b = s->parent; b && b->owner; b = b->owner->parent) {
+    ir_op o = b->owner->op;
+    if (o == IR_range_for || o == IR_struct_for || o == IR_while) return b->owner;
+  }
+  return NULL;
+}
+
+/* Whether s is inside a loop (of the kernel's IR, at any depth). */
+static bool in_loop(const ir_stmt *s) {
+  for (const ir_block *b = s->parent; b && b->owner; b = b->owner->parent) {
+    ir_op o = b->owner->op;
+    if (o == IR_range_for || o == IR_struct_for || o == IR_while) return true;
+  }
+  return false;
+}
 
 static const char *field_of(const ir_kernel *k, const ir_stmt *ptr) {
   const ir_snode *s = ptr && ptr->op == IR_global_ptr ? ir_program_snode(k->prog, ptr->aux) : NULL;
@@ -70,9 +124,40 @@ typedef struct {
   int n, cap;
 } rules;
 
-/* The first earlier access of ptr's place of one of the kinds in ops (a
-** zero-terminated list) that may reach an element ptr reaches, or NULL. */
-static const ir_stmt *overlap(const rules *r, const ir_stmt *ptr, const ir_op *ops) {
+/* The top-level loop s is in, or NULL. */
+static ir_stmt *outer_loop(const ir_stmt *s) {
+  ir_stmt *loop = NULL;
+  for (const ir_block *b = s->parent; b && b->owner; b = b->owner->parent)
+    if (b->owner->op == IR_range_for || b->owner->op == IR_struct_for) loop = b->owner;
+  return loop;
+}
+
+/* Whether statements x and y are in different branches of one `if`: one
+** run never executes both. */
+static bool exclusive(const ir_stmt *x, const ir_stmt *y) {
+  for (const ir_block *bx = x->parent; bx && bx->owner; bx = bx->owner->parent)
+    for (const ir_block *by = y->parent; by && by->owner; by = by->owner->parent)
+      if (bx->owner == by->owner) return bx != by && bx->owner->op == IR_if;
+  return false;
+}
+
+/* Whether stores e and s are `y[i] = a` and `y[i] = b` in the two branches
+** of an `if`, reaching one element per iteration of their loop: each
+** element is then written once. */
+static bool one_of_branches(ir_kernel *k, const ir_stmt *e, const ir_stmt *s) {
+  if (e->op != IR_global_store || !exclusive(e, s)) return false;
+  const ir_stmt *p = e->ops[0], *q = s->ops[0];
+  if (p->nops != q->nops) return false;
+  for (int i = 0; i < p->nops; i++)
+    if (!ir_same_value(k, p->ops[i], q->ops[i])) return false;
+  ir_stmt *loop = outer_loop(s);
+  return !loop || ir_one_element_per_iteration(k, loop, s->ops[0]);
+}
+
+/* The first earlier access of s's place of one of the kinds in ops (a
+** zero-terminated list) that may reach an element s reaches, or NULL. */
+static const ir_stmt *overlap(const rules *r, const ir_stmt *s, const ir_op *ops) {
+  const ir_stmt *ptr = s->ops[0];
   for (int i = 0; i < r->n; i++) {
     const ir_stmt *e = r->acc[i];
     bool kind = false;
@@ -96,22 +181,22 @@ static void check_access(ir_stmt *s, void *ud) {
                      store_ops[] = {IR_global_store, 0};
   const ir_stmt *e;
   if (s->op == IR_global_load) {
-    if ((e = overlap(r, p, acc_ops)))
+    if ((e = overlap(r, s, acc_ops)))
       ir_fail(k, s->loc, "kernel %s reads field '%s' after adding to it at line %d: its gradient needs the "
               "field's final value, which only a later kernel sees; read it in another kernel",
               k->name, name, line_of(e));
   } else {
     const char *what = s->op == IR_global_store ? "writes" : "adds to";
-    if ((e = overlap(r, p, read_ops)))
+    if ((e = overlap(r, s, read_ops)))
       ir_fail(k, s->loc, "kernel %s %s field '%s', which it reads at line %d: its gradient would recompute with "
               "the overwritten values; write the result to another field or to other elements, e.g. x[s + 1][i] "
               "from x[s][i] (a kernel being differentiated must not overwrite what it reads)", k->name, what,
               name, line_of(e));
-    if (s->op == IR_global_store && (e = overlap(r, p, write_ops)))
+    if (s->op == IR_global_store && (e = overlap(r, s, write_ops)) && !one_of_branches(k, e, s))
       ir_fail(k, s->loc, "kernel %s writes field '%s' a second time (first at line %d): a field is written once "
               "in a kernel being differentiated (lt.atomic_add may add to it several times)", k->name, name,
               line_of(e));
-    if (s->op != IR_global_store && (e = overlap(r, p, store_ops)))
+    if (s->op != IR_global_store && (e = overlap(r, s, store_ops)))
       ir_fail(k, s->loc, "kernel %s adds to field '%s', which it writes at line %d: write it once or only add to "
               "it", k->name, name, line_of(e));
     if (s->op != IR_atomic_add && s->op != IR_atomic_sub && s->op != IR_global_store)
@@ -164,11 +249,14 @@ static bool sum_of(const ir_stmt *o, const ir_stmt *var) {
   return false;
 }
 
-/* Whether s is the store of such a sum to a kernel-level local inside a loop:
-** a reduction, the only change of a local a loop body may make here. */
+/* Whether s is the store of such a sum inside a loop to a local from
+** outside that loop: a reduction (a kernel-level local summed by a parallel
+** loop, or a loop body's local summed by an inner loop), the only change of
+** such a local a loop may make here. */
 static bool is_reduction(const ir_stmt *s) {
-  return s->op == IR_local_store && s->ops[0]->parent != s->parent && s->ops[0]->op == IR_alloca &&
-         is_float(s->ops[0]->type) && sum_of(s->ops[1], s->ops[0]);
+  if (s->op != IR_local_store || s->ops[0]->op != IR_alloca || !is_float(s->ops[0]->type)) return false;
+  const ir_stmt *loop = innermost_loop(s);
+  return loop && !within(s->ops[0]->parent, loop) && sum_of(s->ops[1], s->ops[0]);
 }
 
 /* Whether s is on a reduction's path from the local's load to its store (its
@@ -185,26 +273,70 @@ static bool in_reduction(const ir_stmt *s) {
   return false;
 }
 
-/* A statement of a loop body or of the top level: known to this pass. */
-static void check_stmt(ad *a, ir_stmt *s, bool top) {
+/* Where a statement is: the kernel's top level, an `if` there (serial
+** code), or a loop body (an `if` in one included). */
+enum { TOP, TOP_IF, BODY };
+
+/* Whether an `if` holds a loop (at any depth). */
+static bool holds_loop(const ir_stmt *s) {
+  for (int b = 0; b < 2; b++)
+    for (const ir_stmt *t = s->blocks[b] ? s->blocks[b]->first : NULL; t; t = t->next)
+      if (t->op == IR_range_for || t->op == IR_struct_for || t->op == IR_while || (t->op == IR_if && holds_loop(t)))
+        return true;
+  return false;
+}
+
+typedef struct {
+  const ir_stmt *var;
+  bool found;
+} loop_store_scan;
+
+static void note_loop_store(ir_stmt *s, void *ud) {
+  loop_store_scan *sc = ud;
+  if (s->op == IR_local_store && s->ops[0] == sc->var && in_loop(s)) sc->found = true;
+}
+
+/* Whether local var is stored inside a loop within blk. */
+static bool stored_in_loop(ir_block *blk, const ir_stmt *var) {
+  loop_store_scan sc = {var, false};
+  ir_walk(blk, note_loop_store, &sc);
+  return sc.found;
+}
+
+/* A statement known to this pass, in context ctx. */
+static void check_stmt(ad *a, ir_stmt *s, int ctx) {
   ir_kernel *k = a->k;
-  if (!top && ((s->op == IR_local_store && is_reduction(s)) || (s->op == IR_local_load && in_reduction(s))))
+  if (ctx == BODY && ((s->op == IR_local_store && is_reduction(s)) || (s->op == IR_local_load && in_reduction(s))))
     return;                        /* s = s + v on a kernel-level local */
   switch (s->op) {
   case IR_range_for: case IR_struct_for:
-    if (!top) unsupported(k, s, "a loop inside a loop");
+    if (ctx == TOP_IF) unsupported(k, s, "a loop inside an `if` at the kernel's top level");
+    return;                        /* an inner loop: its locals are checked with its body */
+  case IR_if:
+    if (ctx != BODY && holds_loop(s)) unsupported(k, s, "a loop inside an `if` at the kernel's top level");
+    return;                        /* its branches are checked with it (mark_block) */
+  case IR_while:
+    unsupported(k, s, "a while loop (its adjoint would need the values of every iteration: an adjoint stack, "
+                "not supported yet)");
     return;
-  case IR_if: unsupported(k, s, "an `if` whose branches write fields or change locals (a plain `if` that "
-                          "picks a value is fine)"); return;
-  case IR_while: unsupported(k, s, "a while loop"); return;
-  case IR_alloca: case IR_local_load: case IR_local_store:
-    if (top) return;               /* kernel-level locals: serial code */
-    unsupported(k, s, "a local variable assigned in an `if` whose branches read fields, or changed in a loop "
-                "other than by `s = s + v` (an `if` that only computes from values read before it is fine: read "
-                "the fields first)");
+  case IR_alloca: case IR_local_load: case IR_local_store: {
+    const ir_stmt *var = s->op == IR_alloca ? s : s->ops[0];
+    const ir_stmt *loop = innermost_loop(s);
+    if (ctx != BODY || s->op == IR_alloca || within(var->parent, loop)) return;   /* serial code, or the loop's own */
+    bool kernel_level = !var->parent->owner;
+    /* a value from before the loop that no loop changes: read as it is */
+    if (s->op == IR_local_load && !stored_in_loop(kernel_level ? k->body : loop->blocks[0], var)) return;
+    if (kernel_level)
+      unsupported(k, s, "a kernel-level local changed in a loop other than by `s = s + v` (or read in the loop "
+                  "that sums into it)");
+    unsupported(k, s, "a local changed across the iterations of an inner loop other than by `v = v + term` (or "
+                "read in the loop that sums into it): its adjoint would need its value in every iteration (an "
+                "adjoint stack, not supported yet); compute it without carrying it from one iteration to the "
+                "next, or unroll the loop with lt.static_range");
     return;
+  }
   case IR_return:
-    if (!top) unsupported(k, s, "a return inside a loop");
+    if (ctx != TOP) unsupported(k, s, "a return inside a loop or an `if`");
     return;
   case IR_break: case IR_continue: unsupported(k, s, "break or continue"); return;
   case IR_random: unsupported(k, s, "lt.random (its draws would differ in the adjoint)"); return;
@@ -228,24 +360,24 @@ static void check_stmt(ad *a, ir_stmt *s, bool top) {
 /* ---- activity -------------------------------------------------------------------- */
 
 static void mark_active(ad *a, ir_stmt *s) {
-  bool act = false;
+  bool on = false;
   if (s->op == IR_global_load && s->ops[0]->op == IR_ext_ptr) {
-    act = false;                   /* ndarrays have no gradients yet */
+    on = false;                    /* ndarrays have no gradients yet */
   } else if (s->op == IR_global_load) {
-    act = grad_of(a->k, s->ops[0]) != NULL && is_float(s->type);
+    on = grad_of(a->k, s->ops[0]) != NULL && is_float(s->type);
   } else if (s->op == IR_arg) {
-    act = is_float(s->type);       /* a float argument: its gradient goes out (args.grad) */
-    if (act && s->parent != a->k->body) unsupported(a->k, s, "an argument read inside a loop's IR (internal)");
+    on = is_float(s->type);        /* a float argument: its gradient goes out (args.grad) */
+    if (on && s->parent != a->k->body) unsupported(a->k, s, "an argument read inside a loop's IR (internal)");
   } else if (s->op == IR_alloca || s->op == IR_local_load) {
-    act = is_float(s->type);       /* a float local may carry a gradient (too many adjoints do no harm) */
+    on = is_float(s->type);        /* a float local may carry a gradient (too many adjoints do no harm) */
   } else if ((ir_op_flags(s->op) & IR_PURE) && is_float(s->type) && s->op != IR_global_ptr) {
-    for (int i = 0; i < s->nops; i++) act = act || (s->ops[i] && s->ops[i]->id >= 0 && a->active[s->ops[i]->id]);
+    for (int i = 0; i < s->nops; i++) on = on || act(a, s->ops[i]);
   }
-  if (s->id >= 0 && s->id < a->n) a->active[s->id] = act;
+  inf(a, s)->active = on;
   /* an active value stored into an ndarray, or handed to an op this pass does not know, would lose its
   ** gradient */
   bool stores = s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub;
-  if (stores && s->ops[0]->op == IR_ext_ptr && a->active[s->ops[1]->id])
+  if (stores && s->ops[0]->op == IR_ext_ptr && act(a, s->ops[1]))
     unsupported(a->k, s, "writing a value that depends on a field with a gradient into an ndarray");
   /* the old value an atomic returns depends on the order of the additions */
   for (int i = 0; i < s->nops; i++) {
@@ -286,12 +418,15 @@ static void check_reduced_read(ad *a, ir_stmt *s) {
   ir_walk(a->k->body, check_use, &sc);
 }
 
-static void mark_block(ad *a, ir_block *blk, bool top) {
+static void mark_block(ad *a, ir_block *blk, int ctx) {
   for (ir_stmt *s = blk->first; s; s = s->next) {
-    check_stmt(a, s, top);
-    if (top) check_reduced_read(a, s);
+    check_stmt(a, s, ctx);
+    if (ctx != BODY) check_reduced_read(a, s);
     mark_active(a, s);
-    if ((s->op == IR_range_for || s->op == IR_struct_for) && top) mark_block(a, s->blocks[0], false);
+    if (s->op == IR_range_for || s->op == IR_struct_for) mark_block(a, s->blocks[0], BODY);   /* inner ones too */
+    if (s->op == IR_if)
+      for (int b = 0; b < 2; b++)
+        if (s->blocks[b]) mark_block(a, s->blocks[b], ctx == TOP ? TOP_IF : ctx);
   }
 }
 
@@ -301,7 +436,7 @@ static void mark_block(ad *a, ir_block *blk, bool top) {
 ** block (a loop body, or the kernel's top level, whose adjoints parallel
 ** loops add to), zeroed there. */
 static ir_stmt *adj_var(ad *a, ir_stmt *s) {
-  if (a->adj[s->id]) return a->adj[s->id];
+  if (inf(a, s)->adj) return inf(a, s)->adj;
   ir_stmt *var = ir_new(a->k, IR_alloca, s->type, 0, NULL);
   ir_stmt *zero = ir_new(a->k, IR_const, s->type, 0, NULL);
   zero->imm.fval = 0;
@@ -312,13 +447,13 @@ static ir_stmt *adj_var(ad *a, ir_stmt *s) {
   ir_insert_before(at, var);
   ir_insert_before(at, zero);
   ir_insert_before(at, st);
-  a->adj[s->id] = var;
+  inf(a, s)->adj = var;
   return var;
 }
 
 /* adj(s) += v, when s is active */
 static void accumulate(ad *a, ir_stmt *s, ir_stmt *v) {
-  if (!s || s->id < 0 || s->id >= a->n || !a->active[s->id]) return;
+  if (!act(a, s)) return;
   ir_stmt *var = adj_var(a, s);
   ir_builder *b = &a->b;
   if (v->type != s->type) v = ir_b_cast(b, s->type, v);
@@ -353,12 +488,20 @@ static void adjoint(ad *a, ir_stmt *s) {
   if (s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub) {
     ir_stmt *v = s->ops[1];
     const ir_snode *g = grad_of(k, s->ops[0]);
-    if (!g && a->active[v->id])
+    if (!g && act(a, v))
       ir_fail(k, s->loc, "kernel %s writes a value that depends on a field with a gradient into field '%s', which "
               "has none: the gradient through it would be lost; make '%s' with {needs_grad = true}", k->name,
               field_of(k, s->ops[0]), field_of(k, s->ops[0]));
-    if (!g || !a->active[v->id]) return;
+    if (!g || !act(a, v)) return;
     ir_stmt *p = s->ops[0];
+    for (const ir_block *blk = s->parent; s->op == IR_global_store && blk && blk->owner; blk = blk->owner->parent) {
+      ir_stmt *loop = blk->owner;
+      if ((loop->op == IR_range_for || loop->op == IR_struct_for) && !ir_one_element_per_iteration(k, loop, p))
+        ir_fail(k, s->loc, "kernel %s: several iterations of the loop at line %d may write one element of field "
+                "'%s': one value is kept, but each would get its gradient; index '%s' by the loop's indices so "
+                "each iteration writes its own elements, or add with lt.atomic_add", k->name, loop->loc.line,
+                field_of(k, p), field_of(k, p));
+    }
     ir_stmt *gp = ir_b_global_ptr(b, g->id, p->nops, p->ops);
     ir_stmt *gv = ir_b_global_load(b, gp);
     accumulate(a, v, s->op == IR_atomic_sub ? un(a, IR_neg, gv) : gv);
@@ -379,11 +522,11 @@ static void adjoint(ad *a, ir_stmt *s) {
     if (a->seed && s->nops > 0) accumulate(a, s->ops[0], a->seed);
     return;
   }
-  if (s->op == IR_local_load && s->parent != s->ops[0]->parent) return;   /* part of a reduction */
+  if (s->op == IR_local_load && in_reduction(s)) return;   /* part of a reduction */
   if ((s->op == IR_add || s->op == IR_sub || s->op == IR_cast) && s->parent != a->k->body && in_reduction(s))
     return;
-  if (s->id < 0 || s->id >= a->n || !a->active[s->id] || !a->adj[s->id] || s->op == IR_arg) return;
-  ir_stmt *g = ir_b_local_load(b, a->adj[s->id]);
+  if (!act(a, s) || !inf(a, s)->adj || s->op == IR_arg) return;
+  ir_stmt *g = ir_b_local_load(b, inf(a, s)->adj);
   ir_type t = s->type;
   ir_stmt *x = s->nops > 0 ? s->ops[0] : NULL, *y = s->nops > 1 ? s->ops[1] : NULL;
   switch (s->op) {
@@ -428,6 +571,7 @@ static void adjoint(ad *a, ir_stmt *s) {
     return;
   }
   case IR_atan: accumulate(a, x, bin(a, IR_div, g, bin(a, IR_add, cf(a, t, 1), bin(a, IR_mul, x, x)))); return;
+  case IR_tanh: accumulate(a, x, bin(a, IR_mul, g, bin(a, IR_sub, cf(a, t, 1), bin(a, IR_mul, s, s)))); return;
   case IR_exp: accumulate(a, x, bin(a, IR_mul, g, s)); return;
   case IR_log: accumulate(a, x, bin(a, IR_div, g, x)); return;
   case IR_floor: case IR_ceil: case IR_round: case IR_trunc: case IR_floordiv:
@@ -438,7 +582,7 @@ static void adjoint(ad *a, ir_stmt *s) {
     return;
   case IR_pow:                     /* y x^(y-1), and s log x only when y is active */
     accumulate(a, x, bin(a, IR_mul, g, bin(a, IR_mul, y, ir_b_binary(b, IR_pow, x, bin(a, IR_sub, y, cf(a, t, 1))))));
-    if (a->active[y->id]) accumulate(a, y, bin(a, IR_mul, g, bin(a, IR_mul, s, un(a, IR_log, x))));
+    if (act(a, y)) accumulate(a, y, bin(a, IR_mul, g, bin(a, IR_mul, s, un(a, IR_log, x))));
     return;
   case IR_min: case IR_max: {      /* to x on a tie */
     ir_stmt *z = cf(a, t, 0);
@@ -492,10 +636,194 @@ static ir_stmt **list_of(ad *a, ir_block *blk, int *n) {
 }
 
 /* The primal statements that stay in the adjoint: all but field writes
-** (fields keep their values; only gradients change) and prints. */
+** (fields keep their values; only gradients change) and prints, also
+** inside an `if`. */
+static void drop_block_writes(ir_block *blk);
+
 static void drop_writes(ir_stmt **v, int n) {
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
     if (writes_field(v[i]) || v[i]->op == IR_print || v[i]->op == IR_print_more) ir_remove(v[i]);
+    else if (v[i]->op == IR_if || v[i]->op == IR_range_for || v[i]->op == IR_struct_for)
+      for (int b = 0; b < 2; b++)
+        if (v[i]->blocks[b]) drop_block_writes(v[i]->blocks[b]);
+  }
+}
+
+static void drop_block_writes(ir_block *blk) {
+  for (ir_stmt *s = blk->first, *next; s; s = next) {
+    next = s->next;
+    drop_writes(&s, 1);
+  }
+}
+
+/* ---- if and inner loops ---------------------------------------------------------
+** The adjoint of `if c then A else B end` is `if c then A' else B' end`,
+** where A' restores the locals the `if` uses to their values before it,
+** recomputes A (a copy: the forward code's values inside A are out of
+** reach after it) and then runs A's adjoint in reverse. An inner loop's
+** adjoint is the same loop whose body restores, recomputes and runs the
+** body's adjoint; its iterations are independent (a local carried from one
+** to the next is refused, but for sums v = v + term, whose adjoint needs no
+** value), so they may run in any order. */
+
+typedef struct {
+  ad *a;
+  ir_stmt *at;                     /* the if */
+  saveset *set;
+  int cap;
+} store_scan;
+
+
+static void note_store(ir_stmt *t, void *ud) {
+  store_scan *sc = ud;
+  if (t->op != IR_local_store && t->op != IR_local_load) return;
+  ir_stmt *var = t->ops[0];
+  if (within(var->parent, sc->at)) return;   /* its own local */
+  /* a sum a loop adds to: its adjoint needs no value (and the loop reads it only to add) */
+  if (t->op == IR_local_store ? is_reduction(t) : in_reduction(t)) return;
+  saveset *set = sc->set;
+  for (int i = 0; i < set->n; i++)
+    if (set->var[i] == var) return;
+  if (set->n == sc->cap) {
+    int cap = sc->cap ? 2 * sc->cap : 4;
+    ir_stmt **nv = ir_alloc(sc->a->k, sizeof *nv * (size_t)cap), **nl = ir_alloc(sc->a->k, sizeof *nl * (size_t)cap);
+    for (int i = 0; i < set->n; i++) nv[i] = set->var[i];
+    set->var = nv;
+    set->val = nl;
+    sc->cap = cap;
+  }
+  set->var[set->n++] = var;
+}
+
+/* Before every `if` and inner loop in blk (and in its blocks): a load of
+** each local from outside it that it reads or stores, its value before it
+** (inf()->saves): the adjoint recomputes the statement from there. */
+static void insert_saves(ad *a, ir_block *blk) {
+  for (ir_stmt *s = blk->first; s; s = s->next) {
+    for (int b = 0; b < 2; b++)
+      if (s->blocks[b]) insert_saves(a, s->blocks[b]);
+    bool inner = (s->op == IR_range_for || s->op == IR_struct_for) && blk->owner;
+    if (s->op != IR_if && !inner) continue;
+    saveset *set = ir_alloc(a->k, sizeof *set);
+    store_scan sc = {a, s, set, 0};
+    for (int b = 0; b < 2; b++)
+      if (s->blocks[b]) ir_walk(s->blocks[b], note_store, &sc);
+    for (int i = 0; i < set->n; i++) {
+      ir_stmt *op[1] = {set->var[i]};
+      set->val[i] = ir_new(a->k, IR_local_load, set->var[i]->type, 1, op);
+      set->val[i]->loc = s->loc;
+      ir_insert_before(s, set->val[i]);
+    }
+    inf(a, s)->saves = set;
+  }
+}
+
+static ir_stmt *copy_of(ad *a, ir_stmt *s) {
+  if (!s) return NULL;
+  info *i = inf(a, s);
+  return i->copy_gen == a->gen && i->copy ? i->copy : s;
+}
+
+/* Copies of the statements of src appended to dst (blocks included); the
+** copies keep the originals' activity. Returns them in order (*n). */
+static void clone_block(ad *a, ir_block *src, ir_block *dst) {
+  for (ir_stmt *s = src->first; s; s = s->next) {
+    ir_stmt *ops[IR_MAX_OPS];
+    for (int i = 0; i < s->nops; i++) ops[i] = copy_of(a, s->ops[i]);
+    ir_stmt *c = ir_new(a->k, s->op, s->type, s->nops, ops);
+    c->imm = s->imm;
+    c->aux = s->aux;
+    c->range = s->range;
+    c->loc = s->loc;
+    c->loop = copy_of(a, s->loop);
+    ir_append(dst, c);
+    info *si = inf(a, s), *ci = inf(a, c);
+    si = inf(a, s);                /* inf(c) may have moved the array */
+    ci->active = si->active;
+    si->copy = c;
+    si->copy_gen = a->gen;
+    for (int b = 0; b < 2; b++)
+      if (s->blocks[b]) {
+        c->blocks[b] = ir_block_new(a->k, c);
+        clone_block(a, s->blocks[b], c->blocks[b]);
+      }
+    si = inf(a, s);
+    if (si->saves) {               /* its save loads came before it: copied already */
+      saveset *set = ir_alloc(a->k, sizeof *set);
+      set->n = si->saves->n;
+      set->var = ir_alloc(a->k, sizeof *set->var * (size_t)(set->n ? set->n : 1));
+      set->val = ir_alloc(a->k, sizeof *set->val * (size_t)(set->n ? set->n : 1));
+      for (int i = 0; i < set->n; i++) {
+        set->var[i] = copy_of(a, si->saves->var[i]);
+        set->val[i] = copy_of(a, si->saves->val[i]);
+      }
+      inf(a, c)->saves = set;
+    }
+  }
+}
+
+static void adjoint_list(ad *a, ir_stmt **v, int n);
+
+static void adjoint_if(ad *a, ir_stmt *s) {
+  ir_builder outer = a->b;
+  const saveset *set = inf(a, s)->saves;
+  a->b.loc = s->loc;
+  ir_stmt *nif = ir_b_if(&a->b, s->ops[0], s->blocks[1] != NULL);
+  for (int b = 0; b < 2; b++) {
+    if (!s->blocks[b]) continue;
+    ir_block *dst = nif->blocks[b];
+    a->b = (ir_builder){a->k, dst, s->loc};
+    for (int i = 0; set && i < set->n; i++) ir_b_local_store(&a->b, set->var[i], set->val[i]);
+    ir_stmt *from = dst->last;     /* the copies follow the restores */
+    a->gen++;
+    clone_block(a, s->blocks[b], dst);
+    int n = 0;
+    for (ir_stmt *t = from ? from->next : dst->first; t; t = t->next) n++;
+    ir_stmt **v = ir_alloc(a->k, sizeof *v * (size_t)(n ? n : 1));
+    n = 0;
+    for (ir_stmt *t = from ? from->next : dst->first; t; t = t->next) v[n++] = t;
+    a->b = (ir_builder){a->k, dst, s->loc};
+    adjoint_list(a, v, n);
+    drop_writes(v, n);
+  }
+  a->b = outer;
+}
+
+static void adjoint_loop(ad *a, ir_stmt *s) {
+  if (s->op != IR_range_for) unsupported(a->k, s, "a struct-for inside a loop");
+  ir_builder outer = a->b;
+  const saveset *set = inf(a, s)->saves;
+  a->b.loc = s->loc;
+  ir_stmt *nl = ir_b_range_for(&a->b, s->ops[0], s->ops[1]);
+  nl->aux = s->aux;
+  nl->imm = s->imm;
+  ir_block *dst = nl->blocks[0];
+  a->b = (ir_builder){a->k, dst, s->loc};
+  for (int i = 0; set && i < set->n; i++) ir_b_local_store(&a->b, set->var[i], set->val[i]);
+  ir_stmt *from = dst->last;
+  a->gen++;
+  info *si = inf(a, s);
+  si->copy = nl;                   /* the copies' loop indices read the new loop */
+  si->copy_gen = a->gen;
+  clone_block(a, s->blocks[0], dst);
+  int n = 0;
+  for (ir_stmt *t = from ? from->next : dst->first; t; t = t->next) n++;
+  ir_stmt **v = ir_alloc(a->k, sizeof *v * (size_t)(n ? n : 1));
+  n = 0;
+  for (ir_stmt *t = from ? from->next : dst->first; t; t = t->next) v[n++] = t;
+  a->b = (ir_builder){a->k, dst, s->loc};
+  adjoint_list(a, v, n);
+  drop_writes(v, n);
+  a->b = outer;
+}
+
+/* The adjoints of v[0..n), last first, at the builder. */
+static void adjoint_list(ad *a, ir_stmt **v, int n) {
+  for (int i = n - 1; i >= 0; i--) {
+    if (v[i]->op == IR_if) adjoint_if(a, v[i]);
+    else if (v[i]->op == IR_range_for || v[i]->op == IR_struct_for) adjoint_loop(a, v[i]);
+    else adjoint(a, v[i]);
+  }
 }
 
 /* A loop body: its primal statements stay, its adjoint follows them in reverse. */
@@ -503,7 +831,7 @@ static void adjoint_body(ad *a, ir_block *body) {
   int n;
   ir_stmt **v = list_of(a, body, &n);
   a->b = (ir_builder){a->k, body, {0}};
-  for (int i = n - 1; i >= 0; i--) adjoint(a, v[i]);
+  adjoint_list(a, v, n);
   drop_writes(v, n);
 }
 
@@ -512,12 +840,10 @@ bool ir_pass_autodiff(ir_kernel *k) {
   rules *r = ir_alloc(k, sizeof *r);
   ad a = {.k = k};
   ir_number(k);
-  a.n = k->next_id;
-  a.active = ir_alloc(k, ((size_t)a.n + 1) * sizeof *a.active);
-  a.adj = ir_alloc(k, ((size_t)a.n + 1) * sizeof *a.adj);
   r->k = k;
   ir_walk(k->body, check_access, r);
-  mark_block(&a, k->body, true);
+  insert_saves(&a, k->body);
+  mark_block(&a, k->body, TOP);
   int primal_nargs = k->nargs;
   /* a kernel result: the adjoint takes its adjoint as a last argument and returns nothing */
   if (k->ret_type != IR_void && is_float(k->ret_type)) {
@@ -558,7 +884,8 @@ bool ir_pass_autodiff(ir_kernel *k) {
       continue;
     }
     a.b = (ir_builder){k, top, s->loc};
-    adjoint(&a, s);
+    if (s->op == IR_if) adjoint_if(&a, s);
+    else adjoint(&a, s);
   }
   for (int i = 0; i < n; i++)
     if (v[i]) drop_writes(&v[i], 1);
@@ -570,13 +897,11 @@ bool ir_pass_autodiff(ir_kernel *k) {
     *b = (ir_builder){k, top, {0}};
     for (int i = 0; i < n; i++) {
       ir_stmt *s = v[i];
-      if (!s || s->op != IR_arg || s->aux >= primal_nargs || !is_float(s->type) || s->id < 0 || s->id >= a.n ||
-          !a.adj[s->id])
-        continue;
+      if (!s || s->op != IR_arg || s->aux >= primal_nargs || !is_float(s->type) || !inf(&a, s)->adj) continue;
       b->loc = s->loc;
       ir_stmt *ops[2] = {out, ir_b_const_int(b, IR_i64, s->aux)};
       ir_stmt *slot = ir_b_op(b, IR_ext_ptr, IR_f64, 2, ops);
-      ir_stmt *g = ir_b_local_load(b, a.adj[s->id]);
+      ir_stmt *g = ir_b_local_load(b, inf(&a, s)->adj);
       if (g->type != IR_f64) g = ir_b_cast(b, IR_f64, g);
       ir_b_global_store(b, slot, ir_b_binary(b, IR_add, ir_b_global_load(b, slot), g));
     }

@@ -33,6 +33,8 @@ IR_PASSES(P)
 ** overwrite field or ndarray elements another iteration writes. A check run
 ** after reduce; it changes nothing, so it is not among the passes above. */
 void ir_check_races(ir_kernel *k);
+/* races.c: whether global_ptr p in loop reaches one element per iteration */
+bool ir_one_element_per_iteration(ir_kernel *k, ir_stmt *loop, ir_stmt *p);
 
 typedef bool (*ir_pass_fn)(ir_kernel *k);
 /* Looks a pass up by name; NULL if unknown. */

@@ -235,7 +235,7 @@ static shape shape_of(const gather_state *g, const ir_stmt *v, const ir_stmt *ta
 
 /* The number of indices of the task: 1 for a range, the level's for a struct-for. */
 static int task_indices(const ir_kernel *k, const ir_stmt *task) {
-  if (task->op != IR_task_struct_for) return 1;
+  if (task->op != IR_task_struct_for && task->op != IR_struct_for) return 1;
   const ir_snode *sn = k->prog ? ir_program_snode(k->prog, task->aux) : NULL;
   return sn ? sn->nidx : IR_MAX_INDICES + 1;   /* unknown: never proven */
 }
@@ -442,4 +442,17 @@ void ir_check_races(ir_kernel *k) {
     if (s->op == IR_task_range_for && r->begin_gtmp < 0 && r->end_gtmp < 0 && r->end - r->begin <= 1) continue;
     check_task(k, s, g);
   }
+}
+
+/* Whether the field access through global_ptr p, inside loop (a range_for
+** or struct_for before offload, or a task after), reaches a different
+** element in every iteration (the autodiff pass: a store several iterations
+** make to one element keeps one value but would give each its gradient). */
+bool ir_one_element_per_iteration(ir_kernel *k, ir_stmt *loop, ir_stmt *p) {
+  if (!p || p->op != IR_global_ptr) return false;
+  gather_state g = {.k = k, .task = loop};
+  ir_stmt *ix[IR_MAX_INDICES];
+  int n = p->nops < IR_MAX_INDICES ? p->nops : IR_MAX_INDICES;
+  for (int i = 0; i < n; i++) ix[i] = p->ops[i];
+  return distinct_per_iteration(&g, k, loop, ix, n) == DISTINCT;
 }
