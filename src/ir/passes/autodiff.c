@@ -19,416 +19,26 @@
 **     last loop's; their adjoints are kernel locals, which parallel loops
 **     add to (the reduce pass makes that atomic).
 **
-** Only values that depend on a field with a gradient ("active" values) get
-** adjoints. The recomputation is right only when a kernel's field values do
-** not change under it, so what the global-data-access rule forbids is
-** refused, naming the field and the line: a field read and then written, or
-** accumulated and then read, or written twice. So is everything this pass
-** cannot differentiate yet (control flow left inside a loop body, local
-** loops, ndarrays of active values, a kernel result, atomic min/max,
-** lt.random): an error naming it, never a silently constant value.
+** Control flow inside a loop body: an `if`'s adjoint is an `if` on the same
+** condition whose branch restores the locals the `if` uses, recomputes the
+** branch and walks it back; an inner loop's adjoint is the same loop whose
+** body does the same per iteration (its iterations carry no value but sums).
+**
+** Only values that depend on a field with a gradient or on a float argument
+** ("active" values) get adjoints. What the pass cannot differentiate, and
+** the global-data-access rule, are checked first (autodiff_check.c): an
+** error naming the field, the construct and the line, never a silently
+** constant value or a gradient computed from overwritten data.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../affine.h"
 #include "../snode.h"
+#include "autodiff_impl.h"
 #include "passes.h"
 
-/* The locals an `if` stores (allocas outside it) and their values just
-** before it: its adjoint restores them before recomputing a branch. */
-typedef struct {
-  ir_stmt **var, **val;
-  int n;
-} saveset;
-
-/* What the pass knows of one statement, by id (statements it makes get
-** ids past the numbered ones: the array grows). */
-typedef struct {
-  bool active;                     /* depends on a field with a gradient (or a float argument) */
-  ir_stmt *adj;                    /* the adjoint's alloca, or NULL */
-  const saveset *saves;            /* an if: see saveset */
-  ir_stmt *copy;                   /* during one clone_into: the copy */
-  int copy_gen;
-} info;
-
-typedef struct {
-  ir_kernel *k;
-  info *inf;
-  int cap, gen;
-  ir_builder b;                    /* where adjoint code goes */
-  ir_stmt *seed;                   /* the argument with the result's adjoint (a kernel result), or NULL */
-} ad;
-
-static info *inf(ad *a, const ir_stmt *s) {
-  if (s->id >= a->cap) {
-    int cap = 2 * a->cap > s->id + 64 ? 2 * a->cap : s->id + 64;
-    info *v = ir_alloc(a->k, sizeof *v * (size_t)cap);
-    if (a->cap) memcpy(v, a->inf, sizeof *v * (size_t)a->cap);
-    a->inf = v;
-    a->cap = cap;
-  }
-  return &a->inf[s->id < 0 ? 0 : s->id];
-}
-
-static bool act(ad *a, const ir_stmt *s) { return s && s->id >= 0 && inf(a, s)->active; }
-
-/* Whether block blk is inside statement s (or is one of its blocks). */
-static bool within(const ir_block *blk, const ir_stmt *s) {
-  for (; blk; blk = blk->owner ? blk->owner->parent : NULL)
-    if (blk->owner == s) return true;
-  return false;
-}
-
-/* The innermost loop s is in, or NULL. */
-static const ir_stmt *innermost_loop(const ir_stmt *s) {
-  for (const ir_block *b = s->parent; b && b->owner; b = b->owner->parent) {
-    ir_op o = b->owner->op;
-    if (o == IR_range_for || o == IR_struct_for || o == IR_while) return b->owner;
-  }
-  return NULL;
-}
-
-/* Whether s is inside a loop (of the kernel's IR, at any depth). */
-static bool in_loop(const ir_stmt *s) {
-  for (const ir_block *b = s->parent; b && b->owner; b = b->owner->parent) {
-    ir_op o = b->owner->op;
-    if (o == IR_range_for || o == IR_struct_for || o == IR_while) return true;
-  }
-  return false;
-}
-
-static const char *field_of(const ir_kernel *k, const ir_stmt *ptr) {
-  const ir_snode *s = ptr && ptr->op == IR_global_ptr ? ir_program_snode(k->prog, ptr->aux) : NULL;
-  return s && s->name ? s->name : "?";
-}
-
-/* The gradient place of the field ptr points into, or NULL. */
-static const ir_snode *grad_of(const ir_kernel *k, const ir_stmt *ptr) {
-  if (!ptr || ptr->op != IR_global_ptr) return NULL;
-  const ir_snode *s = ir_program_snode(k->prog, ptr->aux);
-  return s && s->grad >= 0 ? ir_program_snode(k->prog, s->grad) : NULL;
-}
-
 static bool is_float(ir_type t) { return t == IR_f32 || t == IR_f64; }
-
-/* ---- the rules -------------------------------------------------------------- */
-
-/* Every field access so far, in program order: a new one is checked against
-** them, element by element where affine.c can prove two indices apart (x[s]
-** read and x[s + 1] written, s an argument, touch different elements). */
-typedef struct {
-  ir_kernel *k;
-  ir_stmt **acc;
-  int n, cap;
-} rules;
-
-/* The top-level loop s is in, or NULL. */
-static ir_stmt *outer_loop(const ir_stmt *s) {
-  ir_stmt *loop = NULL;
-  for (const ir_block *b = s->parent; b && b->owner; b = b->owner->parent)
-    if (b->owner->op == IR_range_for || b->owner->op == IR_struct_for) loop = b->owner;
-  return loop;
-}
-
-/* Whether statements x and y are in different branches of one `if`: one
-** run never executes both. */
-static bool exclusive(const ir_stmt *x, const ir_stmt *y) {
-  for (const ir_block *bx = x->parent; bx && bx->owner; bx = bx->owner->parent)
-    for (const ir_block *by = y->parent; by && by->owner; by = by->owner->parent)
-      if (bx->owner == by->owner) return bx != by && bx->owner->op == IR_if;
-  return false;
-}
-
-/* Whether stores e and s are `y[i] = a` and `y[i] = b` in the two branches
-** of an `if`, reaching one element per iteration of their loop: each
-** element is then written once. */
-static bool one_of_branches(ir_kernel *k, const ir_stmt *e, const ir_stmt *s) {
-  if (e->op != IR_global_store || !exclusive(e, s)) return false;
-  const ir_stmt *p = e->ops[0], *q = s->ops[0];
-  if (p->nops != q->nops) return false;
-  for (int i = 0; i < p->nops; i++)
-    if (!ir_same_value(k, p->ops[i], q->ops[i])) return false;
-  ir_stmt *loop = outer_loop(s);
-  return !loop || ir_one_element_per_iteration(k, loop, s->ops[0]);
-}
-
-/* The first earlier access of s's place of one of the kinds in ops (a
-** zero-terminated list) that may reach an element s reaches, or NULL. */
-static const ir_stmt *overlap(const rules *r, const ir_stmt *s, const ir_op *ops) {
-  const ir_stmt *ptr = s->ops[0];
-  for (int i = 0; i < r->n; i++) {
-    const ir_stmt *e = r->acc[i];
-    bool kind = false;
-    for (const ir_op *o = ops; *o; o++) kind = kind || e->op == *o;
-    if (kind && e->ops[0]->aux == ptr->aux && !ir_accesses_disjoint(r->k, e->ops[0], ptr)) return e;
-  }
-  return NULL;
-}
-
-static int line_of(const ir_stmt *s) { return s->loc.line; }
-
-static void check_access(ir_stmt *s, void *ud) {
-  rules *r = ud;
-  ir_kernel *k = r->k;
-  unsigned f = ir_op_flags(s->op);
-  if (!(f & (IR_LOAD | IR_STORE)) || !s->ops[0] || s->ops[0]->op != IR_global_ptr) return;
-  ir_stmt *p = s->ops[0];
-  const char *name = field_of(k, p);
-  static const ir_op acc_ops[] = {IR_atomic_add, IR_atomic_sub, 0}, read_ops[] = {IR_global_load, 0},
-                     write_ops[] = {IR_global_store, IR_atomic_add, IR_atomic_sub, 0},
-                     store_ops[] = {IR_global_store, 0};
-  const ir_stmt *e;
-  if (s->op == IR_global_load) {
-    if ((e = overlap(r, s, acc_ops)))
-      ir_fail(k, s->loc, "kernel %s reads field '%s' after adding to it at line %d: its gradient needs the "
-              "field's final value, which only a later kernel sees; read it in another kernel",
-              k->name, name, line_of(e));
-  } else {
-    const char *what = s->op == IR_global_store ? "writes" : "adds to";
-    if ((e = overlap(r, s, read_ops)))
-      ir_fail(k, s->loc, "kernel %s %s field '%s', which it reads at line %d: its gradient would recompute with "
-              "the overwritten values; write the result to another field or to other elements, e.g. x[s + 1][i] "
-              "from x[s][i] (a kernel being differentiated must not overwrite what it reads)", k->name, what,
-              name, line_of(e));
-    if (s->op == IR_global_store && (e = overlap(r, s, write_ops)) && !one_of_branches(k, e, s))
-      ir_fail(k, s->loc, "kernel %s writes field '%s' a second time (first at line %d): a field is written once "
-              "in a kernel being differentiated (lt.atomic_add may add to it several times)", k->name, name,
-              line_of(e));
-    if (s->op != IR_global_store && (e = overlap(r, s, store_ops)))
-      ir_fail(k, s->loc, "kernel %s adds to field '%s', which it writes at line %d: write it once or only add to "
-              "it", k->name, name, line_of(e));
-    if (s->op != IR_atomic_add && s->op != IR_atomic_sub && s->op != IR_global_store)
-      ir_fail(k, s->loc, "kernel %s: %s on field '%s' has no gradient rule yet (lt.atomic_add and lt.atomic_sub "
-              "do)", k->name, ir_op_name(s->op), name);
-  }
-  if (r->n == r->cap) {
-    int cap = r->cap ? 2 * r->cap : 32;
-    ir_stmt **v = ir_alloc(k, sizeof *v * (size_t)cap);
-    for (int i = 0; i < r->n; i++) v[i] = r->acc[i];
-    r->acc = v;
-    r->cap = cap;
-  }
-  r->acc[r->n++] = s;
-}
-
-/* ---- which statements may be differentiated ------------------------------------ */
-
-static void unsupported(ir_kernel *k, const ir_stmt *s, const char *what) {
-  ir_fail(k, s->loc, "kernel %s cannot be differentiated yet: %s (docs/autodiff.md says what can)", k->name,
-          what);
-}
-
-/* Whether s is the store of `s = s + v` or `s = s - v` (either operand order
-** for +) on a kernel-level local inside a loop: a reduction, the only change
-** of a local a loop body may make here. Its load and its add are then part
-** of it. */
-static const ir_stmt *uncast(const ir_stmt *s) {
-  while (s->op == IR_cast && is_float(s->type) && is_float(s->ops[0]->type)) s = s->ops[0];
-  return s;
-}
-
-/* Whether the sum o reads local var (through +, -, float conversions). */
-static bool contains(const ir_stmt *o, const ir_stmt *var) {
-  o = uncast(o);
-  if (o->op == IR_local_load) return o->ops[0] == var;
-  if (o->op == IR_add || o->op == IR_sub) return contains(o->ops[0], var) || contains(o->ops[1], var);
-  return false;
-}
-
-/* Whether o is var's old value plus and minus other terms, var read once, on
-** a + side: `s = s + a - b` (conversions between float types around the
-** terms, as the tracer makes them for an f32 s and f64 terms, included). */
-static bool sum_of(const ir_stmt *o, const ir_stmt *var) {
-  o = uncast(o);
-  if (o->op == IR_local_load) return o->ops[0] == var;
-  bool l = contains(o->ops[0], var), r = o->nops > 1 && contains(o->ops[1], var);
-  if (o->op == IR_add) return l != r && sum_of(l ? o->ops[0] : o->ops[1], var);
-  if (o->op == IR_sub) return l && !r && sum_of(o->ops[0], var);
-  return false;
-}
-
-/* Whether s is the store of such a sum inside a loop to a local from
-** outside that loop: a reduction (a kernel-level local summed by a parallel
-** loop, or a loop body's local summed by an inner loop), the only change of
-** such a local a loop may make here. */
-static bool is_reduction(const ir_stmt *s) {
-  if (s->op != IR_local_store || s->ops[0]->op != IR_alloca || !is_float(s->ops[0]->type)) return false;
-  const ir_stmt *loop = innermost_loop(s);
-  return loop && !within(s->ops[0]->parent, loop) && sum_of(s->ops[1], s->ops[0]);
-}
-
-/* Whether s is on a reduction's path from the local's load to its store (its
-** uses lead there and it reads the local): the store's adjoint covers it. */
-static bool in_reduction(const ir_stmt *s) {
-  for (const ir_stmt *u = s->next; u; u = u->next) {
-    bool uses = false;
-    for (int i = 0; i < u->nops; i++) uses = uses || u->ops[i] == s;
-    if (!uses) continue;
-    if (u->op == IR_local_store) return is_reduction(u) && contains(s, u->ops[0]);
-    if (u->op == IR_add || u->op == IR_sub || (u->op == IR_cast && is_float(u->type))) return in_reduction(u);
-    return false;
-  }
-  return false;
-}
-
-/* Where a statement is: the kernel's top level, an `if` there (serial
-** code), or a loop body (an `if` in one included). */
-enum { TOP, TOP_IF, BODY };
-
-/* Whether an `if` holds a loop (at any depth). */
-static bool holds_loop(const ir_stmt *s) {
-  for (int b = 0; b < 2; b++)
-    for (const ir_stmt *t = s->blocks[b] ? s->blocks[b]->first : NULL; t; t = t->next)
-      if (t->op == IR_range_for || t->op == IR_struct_for || t->op == IR_while || (t->op == IR_if && holds_loop(t)))
-        return true;
-  return false;
-}
-
-typedef struct {
-  const ir_stmt *var;
-  bool found;
-} loop_store_scan;
-
-static void note_loop_store(ir_stmt *s, void *ud) {
-  loop_store_scan *sc = ud;
-  if (s->op == IR_local_store && s->ops[0] == sc->var && in_loop(s)) sc->found = true;
-}
-
-/* Whether local var is stored inside a loop within blk. */
-static bool stored_in_loop(ir_block *blk, const ir_stmt *var) {
-  loop_store_scan sc = {var, false};
-  ir_walk(blk, note_loop_store, &sc);
-  return sc.found;
-}
-
-/* A statement known to this pass, in context ctx. */
-static void check_stmt(ad *a, ir_stmt *s, int ctx) {
-  ir_kernel *k = a->k;
-  if (ctx == BODY && ((s->op == IR_local_store && is_reduction(s)) || (s->op == IR_local_load && in_reduction(s))))
-    return;                        /* s = s + v on a kernel-level local */
-  switch (s->op) {
-  case IR_range_for: case IR_struct_for:
-    if (ctx == TOP_IF) unsupported(k, s, "a loop inside an `if` at the kernel's top level");
-    return;                        /* an inner loop: its locals are checked with its body */
-  case IR_if:
-    if (ctx != BODY && holds_loop(s)) unsupported(k, s, "a loop inside an `if` at the kernel's top level");
-    return;                        /* its branches are checked with it (mark_block) */
-  case IR_while:
-    unsupported(k, s, "a while loop (its adjoint would need the values of every iteration: an adjoint stack, "
-                "not supported yet)");
-    return;
-  case IR_alloca: case IR_local_load: case IR_local_store: {
-    const ir_stmt *var = s->op == IR_alloca ? s : s->ops[0];
-    const ir_stmt *loop = innermost_loop(s);
-    if (ctx != BODY || s->op == IR_alloca || within(var->parent, loop)) return;   /* serial code, or the loop's own */
-    bool kernel_level = !var->parent->owner;
-    /* a value from before the loop that no loop changes: read as it is */
-    if (s->op == IR_local_load && !stored_in_loop(kernel_level ? k->body : loop->blocks[0], var)) return;
-    if (kernel_level)
-      unsupported(k, s, "a kernel-level local changed in a loop other than by `s = s + v` (or read in the loop "
-                  "that sums into it)");
-    unsupported(k, s, "a local changed across the iterations of an inner loop other than by `v = v + term` (or "
-                "read in the loop that sums into it): its adjoint would need its value in every iteration (an "
-                "adjoint stack, not supported yet); compute it without carrying it from one iteration to the "
-                "next, or unroll the loop with lt.static_range");
-    return;
-  }
-  case IR_return:
-    if (ctx != TOP) unsupported(k, s, "a return inside a loop or an `if`");
-    return;
-  case IR_break: case IR_continue: unsupported(k, s, "break or continue"); return;
-  case IR_random: unsupported(k, s, "lt.random (its draws would differ in the adjoint)"); return;
-  case IR_ext_ptr: case IR_check_bound: return;   /* ndarrays: only inactive values (checked below) */
-  case IR_arg: return;
-  case IR_atomic_min: case IR_atomic_max:
-    return;                        /* refused by the rules when on a field */
-  default: break;
-  }
-  unsigned f = ir_op_flags(s->op);
-  if (f & IR_TASK) unsupported(k, s, "an offloaded kernel");
-  if ((f & IR_PURE) || s->op == IR_global_load || s->op == IR_global_store || s->op == IR_atomic_add ||
-      s->op == IR_atomic_sub || s->op == IR_print || s->op == IR_print_more || s->op == IR_assert ||
-      s->op == IR_check_index || s->op == IR_snode_is_active || s->op == IR_snode_length)
-    return;
-  char what[96];
-  snprintf(what, sizeof what, "%s", ir_op_name(s->op));
-  unsupported(k, s, what);
-}
-
-/* ---- activity -------------------------------------------------------------------- */
-
-static void mark_active(ad *a, ir_stmt *s) {
-  bool on = false;
-  if (s->op == IR_global_load && s->ops[0]->op == IR_ext_ptr) {
-    on = false;                    /* ndarrays have no gradients yet */
-  } else if (s->op == IR_global_load) {
-    on = grad_of(a->k, s->ops[0]) != NULL && is_float(s->type);
-  } else if (s->op == IR_arg) {
-    on = is_float(s->type);        /* a float argument: its gradient goes out (args.grad) */
-    if (on && s->parent != a->k->body) unsupported(a->k, s, "an argument read inside a loop's IR (internal)");
-  } else if (s->op == IR_alloca || s->op == IR_local_load) {
-    on = is_float(s->type);        /* a float local may carry a gradient (too many adjoints do no harm) */
-  } else if ((ir_op_flags(s->op) & IR_PURE) && is_float(s->type) && s->op != IR_global_ptr) {
-    for (int i = 0; i < s->nops; i++) on = on || act(a, s->ops[i]);
-  }
-  inf(a, s)->active = on;
-  /* an active value stored into an ndarray, or handed to an op this pass does not know, would lose its
-  ** gradient */
-  bool stores = s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub;
-  if (stores && s->ops[0]->op == IR_ext_ptr && act(a, s->ops[1]))
-    unsupported(a->k, s, "writing a value that depends on a field with a gradient into an ndarray");
-  /* the old value an atomic returns depends on the order of the additions */
-  for (int i = 0; i < s->nops; i++) {
-    ir_op o = s->ops[i] ? s->ops[i]->op : IR_const;
-    if ((o == IR_atomic_add || o == IR_atomic_sub) && is_float(s->ops[i]->type))
-      unsupported(a->k, s, "using the old value lt.atomic_add returns");
-  }
-}
-
-/* Whether a loop body reduces into local var (s = s + v). */
-static bool reduced(const ir_block *top, const ir_stmt *var) {
-  for (const ir_stmt *l = top->first; l; l = l->next) {
-    if (l->op != IR_range_for && l->op != IR_struct_for) continue;
-    for (const ir_stmt *s = l->blocks[0]->first; s; s = s->next)
-      if (s->op == IR_local_store && s->ops[0] == var && is_reduction(s)) return true;
-  }
-  return false;
-}
-
-/* The adjoint runs the kernel's loops after its top-level code, so a local a
-** loop sums into holds its sum there only for what `return` hands out. */
-typedef struct {
-  ad *a;
-  const ir_stmt *load;
-} use_scan;
-
-static void check_use(ir_stmt *u, void *ud) {
-  use_scan *sc = ud;
-  for (int i = 0; i < u->nops; i++)
-    if (u->ops[i] == sc->load && u->op != IR_return)
-      unsupported(sc->a->k, u, "a kernel-level local summed in a loop and then used other than by `return s` "
-                  "(return the sum, or write it to a 0-D field and compute on in another kernel)");
-}
-
-static void check_reduced_read(ad *a, ir_stmt *s) {
-  if (s->op != IR_local_load || !is_float(s->type) || !reduced(a->k->body, s->ops[0])) return;
-  use_scan sc = {a, s};
-  ir_walk(a->k->body, check_use, &sc);
-}
-
-static void mark_block(ad *a, ir_block *blk, int ctx) {
-  for (ir_stmt *s = blk->first; s; s = s->next) {
-    check_stmt(a, s, ctx);
-    if (ctx != BODY) check_reduced_read(a, s);
-    mark_active(a, s);
-    if (s->op == IR_range_for || s->op == IR_struct_for) mark_block(a, s->blocks[0], BODY);   /* inner ones too */
-    if (s->op == IR_if)
-      for (int b = 0; b < 2; b++)
-        if (s->blocks[b]) mark_block(a, s->blocks[b], ctx == TOP ? TOP_IF : ctx);
-  }
-}
 
 /* ---- adjoint code ---------------------------------------------------------------- */
 
@@ -436,7 +46,7 @@ static void mark_block(ad *a, ir_block *blk, int ctx) {
 ** block (a loop body, or the kernel's top level, whose adjoints parallel
 ** loops add to), zeroed there. */
 static ir_stmt *adj_var(ad *a, ir_stmt *s) {
-  if (inf(a, s)->adj) return inf(a, s)->adj;
+  if (ad_info(a, s)->adj) return ad_info(a, s)->adj;
   ir_stmt *var = ir_new(a->k, IR_alloca, s->type, 0, NULL);
   ir_stmt *zero = ir_new(a->k, IR_const, s->type, 0, NULL);
   zero->imm.fval = 0;
@@ -447,13 +57,13 @@ static ir_stmt *adj_var(ad *a, ir_stmt *s) {
   ir_insert_before(at, var);
   ir_insert_before(at, zero);
   ir_insert_before(at, st);
-  inf(a, s)->adj = var;
+  ad_info(a, s)->adj = var;
   return var;
 }
 
 /* adj(s) += v, when s is active */
 static void accumulate(ad *a, ir_stmt *s, ir_stmt *v) {
-  if (!act(a, s)) return;
+  if (!ad_active(a, s)) return;
   ir_stmt *var = adj_var(a, s);
   ir_builder *b = &a->b;
   if (v->type != s->type) v = ir_b_cast(b, s->type, v);
@@ -471,7 +81,7 @@ static void terms(ad *a, ir_stmt *o, ir_stmt *var, ir_stmt *g, bool neg) {
   while (o->op == IR_cast && is_float(o->type) && is_float(o->ops[0]->type)) o = o->ops[0];
   if (o->op == IR_local_load) return;
   ir_stmt *l = o->ops[0], *r = o->ops[1];
-  bool in_l = contains(l, var);
+  bool in_l = ad_contains(l, var);
   if (in_l) terms(a, l, var, g, neg);
   else accumulate(a, l, neg ? un(a, IR_neg, g) : g);
   bool neg_r = o->op == IR_sub ? !neg : neg;
@@ -487,12 +97,12 @@ static void adjoint(ad *a, ir_stmt *s) {
   /* field writes: the written value's adjoint is the field's gradient there */
   if (s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub) {
     ir_stmt *v = s->ops[1];
-    const ir_snode *g = grad_of(k, s->ops[0]);
-    if (!g && act(a, v))
+    const ir_snode *g = ad_grad_of(k, s->ops[0]);
+    if (!g && ad_active(a, v))
       ir_fail(k, s->loc, "kernel %s writes a value that depends on a field with a gradient into field '%s', which "
               "has none: the gradient through it would be lost; make '%s' with {needs_grad = true}", k->name,
-              field_of(k, s->ops[0]), field_of(k, s->ops[0]));
-    if (!g || !act(a, v)) return;
+              ad_field_name(k, s->ops[0]), ad_field_name(k, s->ops[0]));
+    if (!g || !ad_active(a, v)) return;
     ir_stmt *p = s->ops[0];
     for (const ir_block *blk = s->parent; s->op == IR_global_store && blk && blk->owner; blk = blk->owner->parent) {
       ir_stmt *loop = blk->owner;
@@ -500,7 +110,7 @@ static void adjoint(ad *a, ir_stmt *s) {
         ir_fail(k, s->loc, "kernel %s: several iterations of the loop at line %d may write one element of field "
                 "'%s': one value is kept, but each would get its gradient; index '%s' by the loop's indices so "
                 "each iteration writes its own elements, or add with lt.atomic_add", k->name, loop->loc.line,
-                field_of(k, p), field_of(k, p));
+                ad_field_name(k, p), ad_field_name(k, p));
     }
     ir_stmt *gp = ir_b_global_ptr(b, g->id, p->nops, p->ops);
     ir_stmt *gv = ir_b_global_load(b, gp);
@@ -510,7 +120,7 @@ static void adjoint(ad *a, ir_stmt *s) {
   if (s->op == IR_local_store && is_float(s->ops[1]->type)) {
     ir_stmt *var = s->ops[0];
     ir_stmt *gv = ir_b_local_load(b, adj_var(a, var));
-    if (is_reduction(s)) {         /* s = s + a - b in a loop: the terms get +-s's adjoint (s is only added to) */
+    if (ad_is_reduction(s)) {         /* s = s + a - b in a loop: the terms get +-s's adjoint (s is only added to) */
       terms(a, s->ops[1], var, gv, false);
       return;
     }
@@ -522,16 +132,16 @@ static void adjoint(ad *a, ir_stmt *s) {
     if (a->seed && s->nops > 0) accumulate(a, s->ops[0], a->seed);
     return;
   }
-  if (s->op == IR_local_load && in_reduction(s)) return;   /* part of a reduction */
-  if ((s->op == IR_add || s->op == IR_sub || s->op == IR_cast) && s->parent != a->k->body && in_reduction(s))
+  if (s->op == IR_local_load && ad_in_reduction(s)) return;   /* part of a reduction */
+  if ((s->op == IR_add || s->op == IR_sub || s->op == IR_cast) && s->parent != a->k->body && ad_in_reduction(s))
     return;
-  if (!act(a, s) || !inf(a, s)->adj || s->op == IR_arg) return;
-  ir_stmt *g = ir_b_local_load(b, inf(a, s)->adj);
+  if (!ad_active(a, s) || !ad_info(a, s)->adj || s->op == IR_arg) return;
+  ir_stmt *g = ir_b_local_load(b, ad_info(a, s)->adj);
   ir_type t = s->type;
   ir_stmt *x = s->nops > 0 ? s->ops[0] : NULL, *y = s->nops > 1 ? s->ops[1] : NULL;
   switch (s->op) {
   case IR_global_load: {           /* x[i] read: into x.grad[i] */
-    const ir_snode *gs = grad_of(k, x);
+    const ir_snode *gs = ad_grad_of(k, x);
     /* an inactive cell read as zero: no value to differentiate, and its
     ** gradient must not activate it (the primal's cells stay as they are;
     ** a write's pointer activates where it is computed, so inside the `if`) */
@@ -582,7 +192,7 @@ static void adjoint(ad *a, ir_stmt *s) {
     return;
   case IR_pow:                     /* y x^(y-1), and s log x only when y is active */
     accumulate(a, x, bin(a, IR_mul, g, bin(a, IR_mul, y, ir_b_binary(b, IR_pow, x, bin(a, IR_sub, y, cf(a, t, 1))))));
-    if (act(a, y)) accumulate(a, y, bin(a, IR_mul, g, bin(a, IR_mul, s, un(a, IR_log, x))));
+    if (ad_active(a, y)) accumulate(a, y, bin(a, IR_mul, g, bin(a, IR_mul, s, un(a, IR_log, x))));
     return;
   case IR_min: case IR_max: {      /* to x on a tie */
     ir_stmt *z = cf(a, t, 0);
@@ -612,7 +222,7 @@ static void adjoint(ad *a, ir_stmt *s) {
     if (is_float(x->type)) accumulate(a, x, ir_b_cast(b, x->type, g));
     return;
   default:
-    unsupported(k, s, ir_op_name(s->op));
+    ad_unsupported(k, s, ir_op_name(s->op));
   }
 }
 
@@ -678,9 +288,9 @@ static void note_store(ir_stmt *t, void *ud) {
   store_scan *sc = ud;
   if (t->op != IR_local_store && t->op != IR_local_load) return;
   ir_stmt *var = t->ops[0];
-  if (within(var->parent, sc->at)) return;   /* its own local */
+  if (ad_within(var->parent, sc->at)) return;   /* its own local */
   /* a sum a loop adds to: its adjoint needs no value (and the loop reads it only to add) */
-  if (t->op == IR_local_store ? is_reduction(t) : in_reduction(t)) return;
+  if (t->op == IR_local_store ? ad_is_reduction(t) : ad_in_reduction(t)) return;
   saveset *set = sc->set;
   for (int i = 0; i < set->n; i++)
     if (set->var[i] == var) return;
@@ -697,7 +307,7 @@ static void note_store(ir_stmt *t, void *ud) {
 
 /* Before every `if` and inner loop in blk (and in its blocks): a load of
 ** each local from outside it that it reads or stores, its value before it
-** (inf()->saves): the adjoint recomputes the statement from there. */
+** (ad_info()->saves): the adjoint recomputes the statement from there. */
 static void insert_saves(ad *a, ir_block *blk) {
   for (ir_stmt *s = blk->first; s; s = s->next) {
     for (int b = 0; b < 2; b++)
@@ -714,13 +324,13 @@ static void insert_saves(ad *a, ir_block *blk) {
       set->val[i]->loc = s->loc;
       ir_insert_before(s, set->val[i]);
     }
-    inf(a, s)->saves = set;
+    ad_info(a, s)->saves = set;
   }
 }
 
 static ir_stmt *copy_of(ad *a, ir_stmt *s) {
   if (!s) return NULL;
-  info *i = inf(a, s);
+  info *i = ad_info(a, s);
   return i->copy_gen == a->gen && i->copy ? i->copy : s;
 }
 
@@ -737,8 +347,8 @@ static void clone_block(ad *a, ir_block *src, ir_block *dst) {
     c->loc = s->loc;
     c->loop = copy_of(a, s->loop);
     ir_append(dst, c);
-    info *si = inf(a, s), *ci = inf(a, c);
-    si = inf(a, s);                /* inf(c) may have moved the array */
+    info *si = ad_info(a, s), *ci = ad_info(a, c);
+    si = ad_info(a, s);                /* ad_info(c) may have moved the array */
     ci->active = si->active;
     si->copy = c;
     si->copy_gen = a->gen;
@@ -747,7 +357,7 @@ static void clone_block(ad *a, ir_block *src, ir_block *dst) {
         c->blocks[b] = ir_block_new(a->k, c);
         clone_block(a, s->blocks[b], c->blocks[b]);
       }
-    si = inf(a, s);
+    si = ad_info(a, s);
     if (si->saves) {               /* its save loads came before it: copied already */
       saveset *set = ir_alloc(a->k, sizeof *set);
       set->n = si->saves->n;
@@ -757,7 +367,7 @@ static void clone_block(ad *a, ir_block *src, ir_block *dst) {
         set->var[i] = copy_of(a, si->saves->var[i]);
         set->val[i] = copy_of(a, si->saves->val[i]);
       }
-      inf(a, c)->saves = set;
+      ad_info(a, c)->saves = set;
     }
   }
 }
@@ -766,7 +376,7 @@ static void adjoint_list(ad *a, ir_stmt **v, int n);
 
 static void adjoint_if(ad *a, ir_stmt *s) {
   ir_builder outer = a->b;
-  const saveset *set = inf(a, s)->saves;
+  const saveset *set = ad_info(a, s)->saves;
   a->b.loc = s->loc;
   ir_stmt *nif = ir_b_if(&a->b, s->ops[0], s->blocks[1] != NULL);
   for (int b = 0; b < 2; b++) {
@@ -790,9 +400,9 @@ static void adjoint_if(ad *a, ir_stmt *s) {
 }
 
 static void adjoint_loop(ad *a, ir_stmt *s) {
-  if (s->op != IR_range_for) unsupported(a->k, s, "a struct-for inside a loop");
+  if (s->op != IR_range_for) ad_unsupported(a->k, s, "a struct-for inside a loop");
   ir_builder outer = a->b;
-  const saveset *set = inf(a, s)->saves;
+  const saveset *set = ad_info(a, s)->saves;
   a->b.loc = s->loc;
   ir_stmt *nl = ir_b_range_for(&a->b, s->ops[0], s->ops[1]);
   nl->aux = s->aux;
@@ -802,7 +412,7 @@ static void adjoint_loop(ad *a, ir_stmt *s) {
   for (int i = 0; set && i < set->n; i++) ir_b_local_store(&a->b, set->var[i], set->val[i]);
   ir_stmt *from = dst->last;
   a->gen++;
-  info *si = inf(a, s);
+  info *si = ad_info(a, s);
   si->copy = nl;                   /* the copies' loop indices read the new loop */
   si->copy_gen = a->gen;
   clone_block(a, s->blocks[0], dst);
@@ -837,13 +447,11 @@ static void adjoint_body(ad *a, ir_block *body) {
 
 bool ir_pass_autodiff(ir_kernel *k) {
   if (!k->grad) return false;
-  rules *r = ir_alloc(k, sizeof *r);
   ad a = {.k = k};
   ir_number(k);
-  r->k = k;
-  ir_walk(k->body, check_access, r);
+  ad_check_rules(k);
   insert_saves(&a, k->body);
-  mark_block(&a, k->body, TOP);
+  ad_mark_block(&a, k->body, AD_TOP);
   int primal_nargs = k->nargs;
   /* a kernel result: the adjoint takes its adjoint as a last argument and returns nothing */
   if (k->ret_type != IR_void && is_float(k->ret_type)) {
@@ -897,11 +505,11 @@ bool ir_pass_autodiff(ir_kernel *k) {
     *b = (ir_builder){k, top, {0}};
     for (int i = 0; i < n; i++) {
       ir_stmt *s = v[i];
-      if (!s || s->op != IR_arg || s->aux >= primal_nargs || !is_float(s->type) || !inf(&a, s)->adj) continue;
+      if (!s || s->op != IR_arg || s->aux >= primal_nargs || !is_float(s->type) || !ad_info(&a, s)->adj) continue;
       b->loc = s->loc;
       ir_stmt *ops[2] = {out, ir_b_const_int(b, IR_i64, s->aux)};
       ir_stmt *slot = ir_b_op(b, IR_ext_ptr, IR_f64, 2, ops);
-      ir_stmt *g = ir_b_local_load(b, inf(&a, s)->adj);
+      ir_stmt *g = ir_b_local_load(b, ad_info(&a, s)->adj);
       if (g->type != IR_f64) g = ir_b_cast(b, IR_f64, g);
       ir_b_global_store(b, slot, ir_b_binary(b, IR_add, ir_b_global_load(b, slot), g));
     }

@@ -1,0 +1,63 @@
+/*
+** autodiff_impl.h -- what the two files of the reverse-mode pass share:
+** autodiff_check.c (which kernels may be differentiated, the
+** global-data-access rule, which values are active) and autodiff.c (the
+** adjoint code).
+*/
+#ifndef LT_IR_AUTODIFF_IMPL_H
+#define LT_IR_AUTODIFF_IMPL_H
+
+#include <stdbool.h>
+
+#include "../ir.h"
+
+/* The locals an `if` stores (allocas outside it) and their values just
+** before it: its adjoint restores them before recomputing a branch. */
+typedef struct {
+  ir_stmt **var, **val;
+  int n;
+} saveset;
+
+/* What the pass knows of one statement, by id (statements it makes get
+** ids past the numbered ones: the array grows). */
+typedef struct {
+  bool active;                     /* depends on a field with a gradient (or a float argument) */
+  ir_stmt *adj;                    /* the adjoint's alloca, or NULL */
+  const saveset *saves;            /* an if: see saveset */
+  ir_stmt *copy;                   /* during one clone_into: the copy */
+  int copy_gen;
+} info;
+
+typedef struct {
+  ir_kernel *k;
+  info *inf;
+  int cap, gen;
+  ir_builder b;                    /* where adjoint code goes */
+  ir_stmt *seed;                   /* the argument with the result's adjoint (a kernel result), or NULL */
+} ad;
+
+/* Where a statement is: the kernel's top level, an `if` there (serial
+** code), or a loop body (an `if` or inner loop in one included). */
+enum { AD_TOP, AD_TOP_IF, AD_BODY };
+
+info *ad_info(ad *a, const ir_stmt *s);          /* grows the array */
+bool ad_active(ad *a, const ir_stmt *s);
+bool ad_within(const ir_block *blk, const ir_stmt *s);
+bool ad_in_loop(const ir_stmt *s);
+const char *ad_field_name(const ir_kernel *k, const ir_stmt *ptr);
+const ir_snode *ad_grad_of(const ir_kernel *k, const ir_stmt *ptr);
+void ad_unsupported(ir_kernel *k, const ir_stmt *s, const char *what)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+bool ad_contains(const ir_stmt *o, const ir_stmt *var);
+bool ad_is_reduction(const ir_stmt *s);
+bool ad_in_reduction(const ir_stmt *s);
+
+/* The global-data-access rule over the whole kernel (ir_fail when broken). */
+void ad_check_rules(ir_kernel *k);
+/* Checks blk's statements (in context ctx: AD_TOP ...) and marks the active ones. */
+void ad_mark_block(ad *a, ir_block *blk, int ctx);
+
+#endif
