@@ -235,8 +235,15 @@ local function svd2(A, t)
   local a, b, c, d = table.unpack(vals(A))
   local E, F = (a + d) * 0.5, (a - d) * 0.5
   local G, H = (c + b) * 0.5, (c - b) * 0.5
-  local Q, R = sqrt(E * E + H * H), sqrt(F * F + G * G)
-  local a1, a2 = atan2(G, F), atan2(H, E)
+  -- Q = |(E, H)|, R = |(F, G)|. One of them is 0 where |sigma_1| = |sigma_2| (A is a multiple of a
+  -- rotation or of a reflection): there its square root and atan2 take other operands, so that
+  -- reverse mode passes them 0 instead of 0/0 (NaN); the values are the same (sqrt(0) = atan2(0, 0)
+  -- = 0), but where E, H or F, G are so small that their squares underflow.
+  local q2, r2 = E * E + H * H, F * F + G * G
+  local qok, rok = lt_(0.0, q2), lt_(0.0, r2)
+  local Q, R = sel(qok, sqrt(sel(qok, q2, 1.0)), 0.0), sel(rok, sqrt(sel(rok, r2, 1.0)), 0.0)
+  local a1 = sel(rok, atan2(sel(rok, G, 0.0), sel(rok, F, 1.0)), 0.0)
+  local a2 = sel(qok, atan2(sel(qok, H, 0.0), sel(qok, E, 1.0)), 0.0)
   local theta, phi = (a2 - a1) * 0.5, (a2 + a1) * 0.5
   local U = rot2(t, cos(phi), sin(phi))
   local V = rot2(t, cos(theta), -sin(theta))           -- V = R(theta)^T
@@ -274,14 +281,17 @@ local function svd3(A, t)
   for _ = 1, sweeps do
     for _, pq in ipairs { { 0, 1 }, { 0, 2 }, { 1, 2 } } do
       local p, q = pq[1], pq[2]
-      local bpq = B[p][q]
-      local small = lt_(abs(bpq), 1e-30)
-      local theta = (B[q][q] - B[p][p]) / (2.0 * sel(small, 1.0, bpq))
-      local sgn = sel(lt_(theta, 0.0), -1.0, 1.0)
-      local tt = sgn / (abs(theta) + sqrt(theta * theta + 1.0))
+      -- tt = tan of the angle: the smaller root of bpq t^2 + d t - bpq = 0 (d = B[q][q] - B[p][p]),
+      -- 2 bpq sgn(d) / (|d| + sqrt(d^2 + 4 bpq^2)); not divided by bpq, so it is smooth (its
+      -- derivative 1/d) where bpq = 0, as at a diagonal A: reverse mode differentiates through it.
+      -- 0 when d = bpq = 0 (the square root guarded, so that its adjoint is not 0/0 there).
+      local bpq, d = B[p][q], B[q][q] - B[p][p]
+      local r2 = d * d + 4.0 * bpq * bpq
+      local ok = lt_(1e-300, r2)
+      local sgn = sel(lt_(d, 0.0), -1.0, 1.0)
+      local tt = sel(ok, 2.0 * bpq * sgn / (abs(d) + sqrt(sel(ok, r2, 1.0))), 0.0)
       local c = 1.0 / sqrt(tt * tt + 1.0)
       local s = tt * c
-      c, s = sel(small, 1.0, c), sel(small, 0.0, s)
       -- B <- J^T B J, V <- V J with J the rotation in the (p, q) plane
       for k = 0, 2 do
         local bkp, bkq = B[k][p], B[k][q]
