@@ -43,35 +43,83 @@ end
 
 local function is_layout(x) return getmetatable(x) == Layout end
 
--- Adds the children of a description under SNode parent.
-local function build(parent, children, decl, placed, fields)
+-- Places field c (a declared name, or NAME.grad: NAME's gradient) under
+-- SNode parent; returns its place id, or the list of its components' ids.
+local function place(parent, c, dtype)
+  if not types.is_type(dtype) then             -- a vector/matrix/struct: its components in one cell
+    local ids, suffixes = {}, dtype:leaf_names()
+    for k, t in ipairs(dtype:leaf_types()) do
+      local id, err = core.place(state.prog, parent, t.name, c .. suffixes[k])
+      if not id then raise("lt.tree: place '" .. c .. "': " .. err) end
+      ids[k] = id
+    end
+    return ids
+  end
+  local id, err = core.place(state.prog, parent, dtype.name, c)
+  if not id then raise("lt.tree: place '" .. c .. "': " .. err) end
+  return id
+end
+
+-- Whether the layout names "NAME.grad" somewhere (then the gradient goes there).
+local function names_grad(children, name)
+  for _, c in ipairs(children) do
+    if c == name .. ".grad" then return true end
+    if is_layout(c) and names_grad(c.children or {}, name) then return true end
+  end
+  return false
+end
+
+-- Adds the children of a description under SNode parent. g: the fields with
+-- gradients (name -> true) and where each gradient was placed (ids).
+local function build(parent, children, decl, placed, fields, g)
   for _, c in ipairs(children) do
     if type(c) == "string" then
+      local base = c:match("^(.*)%.grad$")
+      if base then                                 -- a gradient placed by the user
+        if not g.wants[base] then
+          raise("lt.tree: '" .. c .. "' is placed, but '" .. base .. "' has no gradient (add it to needs_grad = {...})")
+        end
+        if g.ids[base] then raise("lt.tree: '" .. c .. "' is placed twice") end
+        g.ids[base] = place(parent, c, decl[base])
+        goto continue
+      end
       local dtype = decl[c]
       if not dtype then raise("lt.tree: field '" .. c .. "' is placed but not declared in fields = {...}") end
       if placed[c] then raise("lt.tree: field '" .. c .. "' is placed twice; a field can be placed only once") end
       placed[c] = true
-      if not types.is_type(dtype) then             -- a vector/matrix/struct: its components in one cell
-        local ids, suffixes = {}, dtype:leaf_names()
-        for k, t in ipairs(dtype:leaf_types()) do
-          local id, err = core.place(state.prog, parent, t.name, c .. suffixes[k])
-          if not id then raise("lt.tree: place '" .. c .. "': " .. err) end
-          ids[k] = id
-        end
-        fields[c] = ids
-      else
-        local id, err = core.place(state.prog, parent, dtype.name, c)
-        if not id then raise("lt.tree: place '" .. c .. "': " .. err) end
-        fields[c] = id
+      fields[c] = place(parent, c, dtype)
+      if g.wants[c] and not g.explicit[c] then   -- the gradient beside the field, in the same cell
+        g.ids[c] = place(parent, c .. ".grad", dtype)
       end
     elseif is_layout(c) then
       local id = fieldm.add_level(parent, c.kind, c.axes, c.shape, c.opts)
-      build(id, c.children or {}, decl, placed, fields)
+      build(id, c.children or {}, decl, placed, fields, g)
     else
       raise("lt.tree: a child must be a field name or a level such as lt.dense(lt.ij, 8){...} (got a " ..
         type(c) .. ")")
     end
+    ::continue::
   end
+end
+
+-- needs_grad = {"rho", ...} of a description: name -> true, checked
+local function grad_fields(desc, decl)
+  local wants, explicit = {}, {}
+  local ng = desc.needs_grad
+  if ng == nil then return wants, explicit end
+  if type(ng) ~= "table" then raise("lt.tree: needs_grad must be a list of field names, e.g. needs_grad = {\"rho\"}") end
+  for _, name in ipairs(ng) do
+    local t = decl[name]
+    if not t then raise("lt.tree: needs_grad names '" .. tostring(name) .. "', which is not in fields = {...}") end
+    local leaf = types.is_type(t) and t or (t.dtype or nil)
+    if not leaf or (leaf.name ~= "f32" and leaf.name ~= "f64") or (not types.is_type(t) and not t.dtype) then
+      raise("lt.tree: field '" .. name .. "' cannot have a gradient: it holds " .. tostring(t.name or t)
+        .. " (gradients are of f32/f64 scalars, vectors and matrices)")
+    end
+    wants[name] = true
+    explicit[name] = names_grad(desc, name)
+  end
+  return wants, explicit
 end
 
 local serial = 0
@@ -92,7 +140,9 @@ function M.new(ensure, desc)
   local root, tok = core.root_new(state.prog)   -- the tree lives while tok does (held by the type)
   state.snode_cache = nil                         -- SNode ids of freed trees may be given out again
   local placed, ids = {}, {}
-  build(root, desc, decl, placed, ids)
+  local wants, explicit = grad_fields(desc, decl)
+  local g = { wants = wants, explicit = explicit, ids = {} }
+  build(root, desc, decl, placed, ids, g)
   local names = {}
   for name in pairs(decl) do names[#names + 1] = name end
   table.sort(names)
@@ -101,24 +151,33 @@ function M.new(ensure, desc)
       raise("lt.tree: field '" .. name .. "' is declared but not placed in the layout")
     end
   end
+  for name in pairs(wants) do                     -- each place knows its gradient's (the autodiff pass)
+    local p, q = ids[name], g.ids[name]
+    if not q then raise("lt.tree: '" .. name .. ".grad' is named in needs_grad's layout but not placed") end
+    if type(p) == "table" then for k = 1, #p do core.set_grad(state.prog, p[k], q[k]) end
+    else core.set_grad(state.prog, p, q) end
+  end
   local ok, err = core.materialize(state.prog, root, false)
   if not ok then raise("lt.tree: cannot lay out the tree: " .. tostring(err)) end
   serial = serial + 1
   local tt = setmetatable({ root = root, gen = state.gen, fields = {}, names = names,
     tree = core.snode_info(state.prog, root).tree, serial = serial, tok = tok }, TreeType)
-  for _, name in ipairs(names) do
-    if type(ids[name]) == "table" then
+  local function describe(name, id, label)
+    if type(id) == "table" then
       local comps = {}
-      for k, id in ipairs(ids[name]) do
-        local inf = core.snode_info(state.prog, id)
-        comps[k] = { snode = id, dtype = decl[name]:leaf_types()[k], shape = inf.shape, nidx = inf.nidx,
-          name = name .. decl[name]:leaf_names()[k] }
+      for k, cid in ipairs(id) do
+        local inf = core.snode_info(state.prog, cid)
+        comps[k] = { snode = cid, dtype = decl[name]:leaf_types()[k], shape = inf.shape, nidx = inf.nidx,
+          name = label .. decl[name]:leaf_names()[k] }
       end
-      tt.fields[name] = { composite = decl[name], comps = comps }
-    else
-      local inf = core.snode_info(state.prog, ids[name])
-      tt.fields[name] = { snode = ids[name], dtype = decl[name], shape = inf.shape, nidx = inf.nidx }
+      return { composite = decl[name], comps = comps }
     end
+    local inf = core.snode_info(state.prog, id)
+    return { snode = id, dtype = decl[name], shape = inf.shape, nidx = inf.nidx }
+  end
+  for _, name in ipairs(names) do
+    tt.fields[name] = describe(name, ids[name], name)
+    if g.ids[name] then tt.fields[name].grad = describe(name, g.ids[name], name .. ".grad") end
   end
   return tt
 end
@@ -130,21 +189,34 @@ local function check_type(tt)
   if tt.gen ~= state.gen then raise("this tree type belongs to a program that lt.init has reset; create it again") end
 end
 
--- A field object of instance inst (a real instance or a kernel's proxy).
-local function field_of(inst, name)
-  local d = inst._type.fields[name]
+-- A field object of instance inst (a real instance or a kernel's proxy) for
+-- description d; with its gradient (x.grad) when d has one.
+local function field_from(inst, d, name)
+  local f
   if d.composite then
     local comps = {}
     for k, c in ipairs(d.comps) do
       comps[k] = setmetatable({ _dtype = c.dtype, _name = c.name, _serial = 0, _snode = c.snode, _gen = inst._type.gen,
         _root = inst._type.root, _shape = c.shape, _nidx = c.nidx, _inst = inst, _type = inst._type }, fieldm.Field)
     end
-    return require("lattice.cfield").view(d.composite, comps, name)
+    f = require("lattice.cfield").view(d.composite, comps, name)
+  else
+    f = setmetatable({ _dtype = d.dtype, _name = name, _serial = 0, _snode = d.snode, _gen = inst._type.gen,
+      _root = inst._type.root, _shape = d.shape, _nidx = d.nidx, _inst = inst, _type = inst._type }, fieldm.Field)
   end
-  local f = setmetatable({ _dtype = d.dtype, _name = name, _serial = 0, _snode = d.snode, _gen = inst._type.gen,
-    _root = inst._type.root, _shape = d.shape, _nidx = d.nidx, _inst = inst, _type = inst._type }, fieldm.Field)
+  if d.grad then
+    local g = field_from(inst, d.grad, name .. ".grad")
+    if d.composite then   -- each component's gradient too, as lt.field's vector fields have
+      for k, c in ipairs(require("lattice.cfield").components(f)) do
+        rawset(c, "_grad", require("lattice.cfield").components(g)[k])
+      end
+    end
+    rawset(f, "_grad", g)
+  end
   return f
 end
+
+local function field_of(inst, name) return field_from(inst, inst._type.fields[name], name) end
 
 function TreeType:instantiate()
   check_type(self)
