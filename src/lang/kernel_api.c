@@ -160,6 +160,16 @@ static int l_compiled_nargs(lua_State *L) {
   return 1 + (n > from ? (int)(n - (from < 0 ? 0 : from)) : 0);
 }
 
+/* core.compiled_arg_type(compiled, i) -> the type name of IR argument i
+** (0-based) after every pass, e.g. "f64" */
+static int l_compiled_arg_type(lua_State *L) {
+  prog_kernel *c = check_compiled(L, 1);
+  lua_Integer i = luaL_checkinteger(L, 2);
+  if (!c->k || i < 0 || i >= c->k->nargs) return luaL_error(L, "compiled_arg_type: no argument %d", (int)i);
+  lua_pushstring(L, ir_type_name(c->k->arg_types[i]));
+  return 1;
+}
+
 /* core.compiled_ir(compiled) -> the IR after every pass, after the
 ** declarations of the trees it names: these and any one part parse back */
 static int l_compiled_ir(lua_State *L) {
@@ -234,6 +244,7 @@ void lang_open_kernel(lua_State *L) {
     {"launch", l_launch},
     {"compiled_ir", l_compiled_ir},
     {"compiled_nargs", l_compiled_nargs},
+    {"compiled_arg_type", l_compiled_arg_type},
     {"kernel_fields", l_kernel_fields},
     {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);

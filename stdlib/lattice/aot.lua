@@ -99,8 +99,7 @@ function Module:add_tree_type(name, tt)
   if tt.gen ~= state.gen then raise("%s('%s'): the tree type belongs to a program that lt.init has reset", what, name) end
   if self.tree_of[tt] then raise("%s('%s'): this tree type is already in the module", what, name) end
   local fields = {}
-  for _, fname in ipairs(tt.names) do
-    local d = tt.fields[fname]
+  local function add(fname, d)
     if d.composite then
       local c = d.composite
       if not matrix.is_ctype(c) then
@@ -118,6 +117,10 @@ function Module:add_tree_type(name, tt)
     else
       fields[#fields + 1] = { name = fname, kind = FIELD.scalar, rows = 1, cols = 1, comps = { d.snode } }
     end
+  end
+  for _, fname in ipairs(tt.names) do
+    add(fname, tt.fields[fname])
+    if tt.fields[fname].grad then add(fname .. ".grad", tt.fields[fname].grad) end   -- needs_grad: NAME.grad
   end
   self.trees[#self.trees + 1] = { name = name, root = tt.root, fields = fields, type = tt }
   self.tree_of[tt] = #self.trees
@@ -153,8 +156,12 @@ end
 
 -- m:add_kernel("step", k[, signature]): k compiled for the signature
 -- (parameter name -> type; k's annotations fill the rest).
-function Module:add_kernel(name, k, signature)
-  local what = "add_kernel"
+-- m:add_grad_kernel("step_grad", k[, signature]): k's adjoint (k:grad), with
+-- two more parameters where k has them: result.grad (the gradient of k's
+-- result, for a kernel that returns one) and args.grad (a 1-D f64 ndarray
+-- the gradients of k's float arguments are added to, slot i for IR argument
+-- i; docs/aot.md).
+local function add(self, what, name, k, signature, grad)
   check_live(self, what)
   check_name(what, name, names_of(self))
   if getmetatable(k) ~= kernelm.Kernel then
@@ -170,7 +177,7 @@ function Module:add_kernel(name, k, signature)
     if not known then raise("%s('%s'): the signature names '%s', which is not an argument of the kernel", what, name,
       tostring(p)) end
   end
-  local compiled, tys = k:compiled_for(signature)
+  local compiled, tys = k:compiled_for(signature, grad)
   local params, seen = {}, {}
   for i, p in ipairs(k.params) do
     params[i] = param_of(self, name, p, tys[i])
@@ -182,11 +189,31 @@ function Module:add_kernel(name, k, signature)
       seen[params[i].tree] = p
     end
   end
+  if grad then                     -- the adjoint's own arguments (after the primal's IR arguments)
+    local nflat = 0
+    for _, q in ipairs(params) do
+      nflat = nflat + (q.kind == PARAM.scalar and 1 or q.kind == PARAM.vector and q.rows * q.cols
+        or q.kind == PARAM.ndarray and 1 + q.ndim or 0)
+    end
+    for i, extra in ipairs { select(2, core.compiled_nargs(compiled, nflat)) } do
+      if extra == "result.grad" then
+        local rt = types.by_name[core.compiled_arg_type(compiled, nflat + i - 1)].id
+        params[#params + 1] = { name = "result.grad", kind = PARAM.scalar, dtype = rt, rows = 0, cols = 0, ndim = 0,
+          tree = 0 }
+      elseif extra == "args.grad" then
+        params[#params + 1] = { name = "args.grad", kind = PARAM.ndarray, dtype = types.by_name.f64.id, rows = 0,
+          cols = 0, ndim = 1, tree = 0 }
+      end
+    end
+  end
   local entry = { name = name, compiled = compiled, params = params }
   core_call(core.aot_check, state.prog, self.trees, entry)     -- fields only through tree arguments
   self.kernels[#self.kernels + 1] = entry
   return self
 end
+
+function Module:add_kernel(name, k, signature) return add(self, "add_kernel", name, k, signature, false) end
+function Module:add_grad_kernel(name, k, signature) return add(self, "add_grad_kernel", name, k, signature, true) end
 
 -- m:save("sim.ltm")
 function Module:save(path)

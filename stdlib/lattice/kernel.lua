@@ -329,11 +329,11 @@ function K:compile()
   return self
 end
 
--- k:compiled_for(types): the compiled kernel for the argument types in
+-- k:compiled_for(types[, grad]): the compiled kernel (its adjoint when grad) for the argument types in
 -- `types` (parameter name -> type, falling back to k's annotations), traced
 -- and compiled now if this signature is new; for AOT modules (aot.lua).
 -- Returns it and the types in parameter order.
-function K:compiled_for(given)
+function K:compiled_for(given, grad)
   if T.active() then T.fail("kernels cannot be compiled while a kernel is traced") end
   prepare(self)
   local tys, key, list = {}, {}, {}
@@ -347,10 +347,10 @@ function K:compiled_for(given)
     list[i] = t
     tys[i], key[i] = signature_part(t)
   end
-  key = table.concat(key, ",")
+  key = table.concat(key, ",") .. (grad and "|grad" or "")
   if not self.cache[key] then
     fieldm.materialize_current()
-    self.cache[key] = trace(self, tys)
+    self.cache[key] = trace(self, tys, nil, grad)
   end
   self.last = self.last or self.cache[key]
   return self.cache[key], list
@@ -521,6 +521,7 @@ local function invoke(self, grad, seed, ...)
       elseif name == "args.grad" then                                  -- where the arguments' gradients go
         out = arg_grads()
         vals[#vals + 1] = core.ndarray_address(out._ud, state.prog)
+      elseif name == "args.grad.n" then vals[#vals + 1] = 16              -- its extent (slots 0..15)
       end
     end
     launched(pcall(core.launch, ck, insts, table.unpack(vals)))

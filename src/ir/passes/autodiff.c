@@ -462,20 +462,24 @@ bool ir_pass_autodiff(ir_kernel *k) {
     a.seed->aux = k->nargs++;
     ir_insert_before(k->body->first, a.seed);
   }
-  /* float arguments: their gradients go to an f64 array whose address is a
-  ** last argument, args.grad (slot i for argument i) */
+  /* float arguments: their gradients go to a 1-D f64 ndarray passed last,
+  ** args.grad (its data address and its extent, which is not read: slot i
+  ** for argument i, so at least as many slots as arguments) */
   ir_stmt *out = NULL;
   bool float_args = false;
   for (int i = 0; i < primal_nargs; i++) float_args = float_args || is_float(k->arg_types[i]);
   if (float_args) {
-    if (k->nargs >= 16)
-      ir_fail(k, (ir_loc){0}, "kernel %s: its adjoint needs one more argument than 16 (the gradients of its "
-              "arguments)", k->name);
+    if (k->nargs >= 15)
+      ir_fail(k, (ir_loc){0}, "kernel %s: its adjoint needs two more argument slots than 16 (an array for the "
+              "gradients of its arguments)", k->name);
     k->arg_types[k->nargs] = IR_u64;
     k->arg_names[k->nargs] = ir_strdup(k, "args.grad");
     out = ir_new(k, IR_arg, IR_u64, 0, NULL);
     out->aux = k->nargs++;
     ir_insert_before(k->body->first, out);
+    k->arg_types[k->nargs] = IR_i32;
+    k->arg_names[k->nargs] = ir_strdup(k, "args.grad.n");
+    k->nargs++;
   }
   /* the top level, in reverse: loops move to the end (their adjoints run in
   ** reverse order), other statements get their adjoints there */
