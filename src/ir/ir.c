@@ -622,6 +622,8 @@ ir_kernel *ir_kernel_clone(const ir_kernel *k) {
   nk->debug = k->debug;
   nk->fma = k->fma;
   nk->grad = k->grad;
+  nk->fwd = k->fwd;
+  nk->fwd_args = k->fwd_args;
   nk->next_id = k->next_id;
   for (int i = 0; i < k->nstrings; i++) ir_kernel_add_string(nk, k->strings[i]);
 

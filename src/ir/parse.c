@@ -352,6 +352,18 @@ static void parse_kernel(parser *ps) {
     } else if (irp_is_word(ps, "grad")) {
       k->grad = true;
       irp_next(ps);
+    } else if (irp_is_word(ps, "fwd")) {     /* fwd [ '(' ARGNO... ')' ] */
+      k->fwd = true;
+      irp_next(ps);
+      if (irp_is_punct(ps, "(")) {
+        irp_next(ps);
+        while (!irp_is_punct(ps, ")")) {
+          int a = irp_small_int(ps, "argument number", 0, 15);
+          if (a >= k->nargs) fail(ps, "fwd: argument %d does not exist (the kernel has %d)", a, k->nargs);
+          k->fwd_args |= 1u << a;
+        }
+        irp_next(ps);
+      }
     } else if (irp_is_word(ps, "gtmp")) {
       irp_next(ps);
       irp_expect(ps, "=", "after gtmp");
@@ -395,6 +407,8 @@ ir_kernel *ir_parse(const char *text, ir_program *prog, char *err, size_t errlen
       irp_tree(ps);
     else if (irp_is_word(ps, "gradient"))
       irp_gradient(ps);
+    else if (irp_is_word(ps, "dual"))
+      irp_dual(ps);
     else
       break;
   }

@@ -60,7 +60,7 @@ void irp_field(parser *ps) {
     int kind = ps->tok.kind == T_IDENT ? ir_snode_kind_from_name(ps->tok.text) : -1;
     if (kind < 0 || !ir_snode_kind_is_level((ir_snode_kind)kind)) {
       if (ps->tok.kind == T_IDENT && !irp_is_word(ps, "field") && !irp_is_word(ps, "tree") &&
-          !irp_is_word(ps, "gradient") && !irp_is_word(ps, "kernel"))
+          !irp_is_word(ps, "gradient") && !irp_is_word(ps, "dual") && !irp_is_word(ps, "kernel"))
         fail(ps, "unknown level kind '%s' (levels: dense, bitmasked, pointer, dynamic)", ps->tok.text);
       break;
     }
@@ -237,6 +237,20 @@ void irp_gradient(parser *ps) {
   if (pa->dtype != pb->dtype || (pa->dtype != IR_f32 && pa->dtype != IR_f64))
     irp_fail_at(ps, line, "gradient: a field and its gradient hold the same float type (f32 or f64)");
   pa->grad = b;
+}
+
+/* dual -> 'dual' FIELD FIELD: the second place holds the first's tangent
+** (needs_dual; the forward pass reads it) */
+void irp_dual(parser *ps) {
+  int line = ps->tok.line;
+  irp_next(ps);
+  int a = irp_field_ref(ps), b = irp_field_ref(ps);
+  ir_snode *pa = ir_program_snode(ps->prog, a), *pb = ir_program_snode(ps->prog, b);
+  if (!pa || !pb || pa->kind != IR_SN_place || pb->kind != IR_SN_place || a == b)
+    irp_fail_at(ps, line, "dual: two different places (fields) are needed");
+  if (pa->dtype != pb->dtype || (pa->dtype != IR_f32 && pa->dtype != IR_f64))
+    irp_fail_at(ps, line, "dual: a field and its tangent hold the same float type (f32 or f64)");
+  pa->dual = b;
 }
 
 /* A field reference: a name, or a label S<id> optionally followed by kind<type>. */

@@ -65,6 +65,7 @@ ir_type irp_type_name(parser *ps);
 void irp_field(parser *ps);                 /* field NAME <T> dense [i:N] ... */
 void irp_tree(parser *ps);                  /* tree S0root { ... } */
 void irp_gradient(parser *ps);              /* gradient FIELD FIELD: the second is the first's */
+void irp_dual(parser *ps);                  /* dual FIELD FIELD: the second is the first's tangent */
 int irp_field_ref(parser *ps);              /* a placed field: its SNode id */
 int irp_level_ref(parser *ps, const char *what);   /* an SNode level: its id */
 

@@ -445,6 +445,12 @@ static void put_fields(out *o) {
     if (s && s->kind == IR_SN_place && s->grad >= 0 && taken[s->id] && s->grad < IR_MAX_SNODES && taken[s->grad])
       put(o, "gradient S%d S%d\n", s->id, s->grad);
   }
+  /* and their tangents (needs_dual), the same way */
+  for (int i = 0; p && i < p->nsnodes; i++) {
+    const ir_snode *s = p->snodes[i];
+    if (s && s->kind == IR_SN_place && s->dual >= 0 && taken[s->id] && s->dual < IR_MAX_SNODES && taken[s->dual])
+      put(o, "dual S%d S%d\n", s->id, s->dual);
+  }
 }
 
 char *ir_print_ex(ir_kernel *k, unsigned flags) {
@@ -474,6 +480,15 @@ char *ir_print_ex(ir_kernel *k, unsigned flags) {
   if (k->offloaded) put(&o, " offloaded");
   if (k->debug) put(&o, " debug");
   if (k->grad) put(&o, " grad");
+  if (k->fwd) {                    /* fwd(0 2): the arguments with tangents, when any */
+    put(&o, " fwd");
+    for (int i = 0, first = 1; i < 16; i++)
+      if (k->fwd_args & (1u << i)) {
+        put(&o, first ? "(%d" : " %d", i);
+        first = 0;
+      }
+    if (k->fwd_args) put(&o, ")");
+  }
   if (k->gtmp_size) put(&o, " gtmp=%d", k->gtmp_size);
   put(&o, " {\n");
   print_block(&o, k->body, 1);

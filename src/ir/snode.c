@@ -168,6 +168,7 @@ static ir_snode *new_node(ir_program *p, ir_snode_kind kind, ir_snode *parent) {
   }
   s->id = take_id(p);
   s->grad = -1;
+  s->dual = -1;
   s->kind = kind;
   s->parent = parent;
   s->num_cells = 1;

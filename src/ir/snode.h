@@ -96,6 +96,7 @@ struct ir_snode {
   ir_type dtype;
   const char *name;                /* the field's name for messages and the printer */
   int grad;                        /* place: the id of its gradient's place (needs_grad), or -1 */
+  int dual;                        /* place: the id of its tangent's place (needs_dual), or -1 */
 
   /* the field as seen through indices (for places; also set on inner nodes) */
   int nidx;                        /* number of virtual indices */

@@ -353,6 +353,17 @@ static int m_set_grad(lua_State *L) {
   return 0;
 }
 
+/* b:set_fwd(mask) -- the kernel is made into its tangent version (the
+** forward pass); bit i of mask: IR argument i has a tangent */
+static int m_set_fwd(lua_State *L) {
+  lang_builder *b = check_builder(L);
+  lua_Integer mask = luaL_optinteger(L, 2, 0);
+  if (mask < 0 || mask >= (1 << 16)) return luaL_error(L, "internal error: argument mask %d out of range", (int)mask);
+  b->k->fwd = true;
+  b->k->fwd_args = (unsigned)mask;
+  return 0;
+}
+
 /* b:set_arg_name(i, name) -- names IR argument i for messages (ndarrays) */
 static int m_set_arg_name(lua_State *L) {
   lang_builder *b = check_builder(L);
@@ -425,6 +436,7 @@ void lang_open_ir(lua_State *L) {
     {"deactivate_all", m_deactivate_all}, {"struct_for", m_struct_for},
     {"struct_index", m_struct_index},
     {"set_aux", m_set_aux}, {"add_string", m_add_string}, {"set_arg_name", m_set_arg_name}, {"set_grad", m_set_grad},
+    {"set_fwd", m_set_fwd},
     {NULL, NULL}};
   if (luaL_newmetatable(L, LANG_BUILDER)) {
     luaL_newlib(L, methods);

@@ -142,6 +142,17 @@ static int l_set_grad(lua_State *L) {
   return 0;
 }
 
+/* core.set_dual(prog, place, dual_place): the place's tangent (needs_dual) */
+static int l_set_dual(lua_State *L) {
+  prog_program *p = lang_check_program(L, 1);
+  ir_snode *s = check_snode(L, p, 2);
+  ir_snode *d = check_snode(L, p, 3);
+  if (s->kind != IR_SN_place || d->kind != IR_SN_place || s->dtype != d->dtype)
+    return luaL_error(L, "internal error: a tangent is a place of the primal's type");
+  s->dual = d->id;
+  return 0;
+}
+
 static int push_fail(lua_State *L, const char *err) {
   lua_pushnil(L);
   lua_pushstring(L, err);
@@ -232,6 +243,7 @@ void lang_open_snode(lua_State *L) {
     {"place", l_place},
     {"set_name", l_set_name},
     {"set_grad", l_set_grad},
+    {"set_dual", l_set_dual},
     {"materialize", l_materialize},
     {"snode_info", l_snode_info},
     {NULL, NULL}};

@@ -40,10 +40,22 @@ local function make(ct, comps, name)
   return setmetatable({ _ct = ct, _comps = comps, _name = name, _serial = 1000000 + serial }, CField)
 end
 
--- lt.field(ct, shape, name[, needs_grad]): with needs_grad every component
--- has its gradient (placed beside it), and f.grad is the composite of those
-function M.new(ensure, ct, shape, name, needs_grad)
+-- lt.field(ct, shape, name[, needs_grad[, needs_dual]]): with needs_grad every
+-- component has its gradient (placed beside it), and f.grad is the composite
+-- of those; needs_dual likewise gives f.dual, the tangents (forward mode)
+function M.new(ensure, ct, shape, name, needs_grad, needs_dual)
   local tys, suffixes = ct:leaf_types(), ct:leaf_names()
+  if needs_dual then
+    local matrix = require "lattice.matrix"
+    if not matrix.is_ctype(ct) then
+      raise("lt.field: duals of struct fields are not supported yet (vectors and matrices have them); "
+        .. "docs/autodiff.md")
+    end
+    if ct.dtype.name ~= "f32" and ct.dtype.name ~= "f64" then
+      raise("lt.field: a field with a dual (needs_dual, forward mode) holds f32 or f64 components, not "
+        .. ct.dtype.name)
+    end
+  end
   if needs_grad then
     local matrix = require "lattice.matrix"
     if not matrix.is_ctype(ct) then
@@ -56,13 +68,19 @@ function M.new(ensure, ct, shape, name, needs_grad)
   end
   local comps = {}
   for k, t in ipairs(tys) do
-    comps[k] = fieldm.new(ensure, t, nil, { name = name and (name .. suffixes[k]) or nil, needs_grad = needs_grad })
+    comps[k] = fieldm.new(ensure, t, nil, { name = name and (name .. suffixes[k]) or nil, needs_grad = needs_grad,
+      needs_dual = needs_dual })
   end
   local f = make(ct, comps, name)
   if needs_grad then
     local grads = {}
     for k, c in ipairs(comps) do grads[k] = c.grad end
     rawset(f, "_grad", make(ct, grads, name and (name .. ".grad") or nil))
+  end
+  if needs_dual then
+    local duals = {}
+    for k, c in ipairs(comps) do duals[k] = c.dual end
+    rawset(f, "_dual", make(ct, duals, name and (name .. ".dual") or nil))
   end
   if shape ~= nil then
     ensure()
@@ -290,6 +308,13 @@ function props.grad(f)                   -- x.grad of lt.field(lt.vec2, n, {need
     fail("field '" .. name_of(f) .. "' has no gradient: make it with lt.field(dtype, shape, {needs_grad = true})")
   end
   return g
+end
+function props.dual(f)                   -- x.dual of lt.field(lt.vec2, n, {needs_dual = true})
+  local d = rawget(f, "_dual")
+  if not d then
+    fail("field '" .. name_of(f) .. "' has no dual: make it with lt.field(dtype, shape, {needs_dual = true})")
+  end
+  return d
 end
 function props.value(f)
   if T.active() then return M.read(f, {}) end

@@ -64,6 +64,8 @@ function M.set_name(f, name)
   end
   local g = rawget(f, "_grad")                   -- x's gradient is "x.grad" in messages
   if g and not rawget(g, "_name") then M.set_name(g, name .. ".grad") end
+  local d = rawget(f, "_dual")                   -- and its tangent "x.dual"
+  if d and not rawget(d, "_name") then M.set_name(d, name .. ".dual") end
 end
 
 local function shape_text(shape)
@@ -77,18 +79,19 @@ local serial = 0
 -- lt.field(dtype, shape, name): shape nil = placed later; {} = 0-D.
 function M.new(ensure, dtype, shape, name)
   local cfield = require "lattice.cfield"
-  local needs_grad = false
-  if type(name) == "table" then                  -- options: {name = "x", needs_grad = true}
+  local needs_grad, needs_dual = false, false
+  if type(name) == "table" then                  -- options: {name = "x", needs_grad = true, needs_dual = true}
     for key in pairs(name) do
-      if key ~= "name" and key ~= "needs_grad" then
-        raise("lt.field: unknown option '" .. tostring(key) .. "' (name, needs_grad)")
+      if key ~= "name" and key ~= "needs_grad" and key ~= "needs_dual" then
+        raise("lt.field: unknown option '" .. tostring(key) .. "' (name, needs_grad, needs_dual)")
       end
     end
     needs_grad = name.needs_grad == true
+    needs_dual = name.needs_dual == true
     name = name.name
   end
   if cfield.is_ctype(dtype) then
-    return cfield.new(ensure, dtype, shape, name, needs_grad)   -- vectors, matrices, structs
+    return cfield.new(ensure, dtype, shape, name, needs_grad, needs_dual)   -- vectors, matrices, structs
   end
   if not types.is_type(dtype) or dtype.name == "i1" then
     raise("lt.field: the first argument must be a scalar or composite type such as lt.f32 or lt.vec2 (got " ..
@@ -100,6 +103,9 @@ function M.new(ensure, dtype, shape, name)
   if needs_grad and dtype.name ~= "f32" and dtype.name ~= "f64" then
     raise("lt.field: a field with a gradient (needs_grad) holds f32 or f64, not " .. dtype.name)
   end
+  if needs_dual and dtype.name ~= "f32" and dtype.name ~= "f64" then
+    raise("lt.field: a field with a dual (needs_dual, forward mode) holds f32 or f64, not " .. dtype.name)
+  end
   serial = serial + 1
   local f = setmetatable({ _dtype = dtype, _name = name, _serial = serial }, Field)   -- x.dtype: read-only
   if needs_grad then                             -- x.grad: placed beside x unless placed first
@@ -107,6 +113,12 @@ function M.new(ensure, dtype, shape, name)
     local g = setmetatable({ _dtype = dtype, _name = name and (name .. ".grad"), _serial = serial, _primal = f },
       Field)
     rawset(f, "_grad", g)
+  end
+  if needs_dual then                             -- x.dual: its tangent, placed beside x like x.grad
+    serial = serial + 1
+    local d = setmetatable({ _dtype = dtype, _name = name and (name .. ".dual"), _serial = serial, _dual_of = f },
+      Field)
+    rawset(f, "_dual", d)
   end
   if shape ~= nil then
     ensure()
@@ -253,6 +265,8 @@ function Builder:place(...)
   for _, f in ipairs(list) do given[f] = true end
   for i = #list, 1, -1 do
     local g = is_field(list[i]) and rawget(list[i], "_grad")
+    local d = is_field(list[i]) and rawget(list[i], "_dual")
+    if d and not d._snode and not given[d] then table.insert(list, i + 1, d) end
     if g and not g._snode and not given[g] then table.insert(list, i + 1, g) end
   end
   for i = 1, #list do
@@ -275,6 +289,9 @@ function Builder:place(...)
     local g, p = rawget(f, "_grad"), rawget(f, "_primal")
     if g and g._snode and g._gen == state.gen then core.set_grad(state.prog, f._snode, g._snode) end
     if p and p._snode and p._gen == state.gen then core.set_grad(state.prog, p._snode, f._snode) end
+    local d, q = rawget(f, "_dual"), rawget(f, "_dual_of")       -- and its tangent
+    if d and d._snode and d._gen == state.gen then core.set_dual(state.prog, f._snode, d._snode) end
+    if q and q._snode and q._gen == state.gen then core.set_dual(state.prog, q._snode, f._snode) end
   end
   return self
 end
@@ -389,7 +406,7 @@ M.check_value = check_value
 -- Lua-scope writes inside lt.tape are refused: the tape records kernels only,
 -- so a gradient through such a write would be silently wrong.
 local function not_on_tape(f, what)
-  if state.tape and not rawget(f, "_primal") then
+  if state.tape and not rawget(f, "_primal") and not rawget(f, "_dual_of") then
     raise(what .. " of field '" .. guess_name(f) .. "' inside lt.tape: the tape records kernel calls only, so "
       .. "gradients would miss this write; write it before the tape starts, or in a kernel")
   end
@@ -535,6 +552,15 @@ function props.grad(f)                   -- x.grad of lt.field(..., {needs_grad 
   if not rawget(g, "_name") and rawget(f, "_name") then rawset(g, "_name", f._name .. ".grad") end
   return g
 end
+function props.dual(f)                   -- x.dual of lt.field(..., {needs_dual = true}): the tangent (k:fwd)
+  local d = rawget(f, "_dual")
+  if not d then
+    raise("field '" .. guess_name(f) .. "' has no dual: make it with lt.field(dtype, shape, "
+      .. "{needs_dual = true})")
+  end
+  if not rawget(d, "_name") and rawget(f, "_name") then rawset(d, "_name", f._name .. ".dual") end
+  return d
+end
 function props.value(f)                  -- the element of a 0-D field
   if tracer.active() then return tracer.field_read(f, {}) end
   M.ready(f)
@@ -550,7 +576,7 @@ Field.__index = function(f, k)
     if m then return m end
     local p = props[k]
     if p then return p(f) end
-    raise("fields have no member '" .. k .. "' (fields have: shape, dtype, name, value, grad, fill, to_table, "
+    raise("fields have no member '" .. k .. "' (fields have: shape, dtype, name, value, grad, dual, fill, to_table, "
       .. "from_table, active, deactivate_all)")
   end
   if tracer.active() then return tracer.field_index(f, k) end

@@ -221,12 +221,14 @@ end
 
 -- tys[i]: the scalar type of parameter i, or {tree = tree type} for an
 -- instance (traced as a proxy; not an IR argument).
-local function trace(k, tys, background, grad)
+local function trace(k, tys, background, grad, fwd)
   local rf = rewrite_function(k, k.fn)
   local treem = require "lattice.tree"
 
   local b = core.builder_new(state.prog, k.name)
   if grad then b:set_grad() end                          -- k:grad: the autodiff pass makes the adjoint
+  if fwd then b:set_fwd(fwd) end                         -- k:fwd: the forward pass adds tangents (fwd: the
+                                                         -- mask of the IR arguments given tangents)
   local ids = {}
   for _, t in ipairs(tys) do
     if t.leaf_types then                                   -- a vector/matrix/struct: one argument per scalar
@@ -276,7 +278,7 @@ end
 local function prepare(k)
   ensure_init()
   if k.gen ~= state.gen then
-    k.cache, k.gen, k.last = {}, state.gen, nil
+    k.cache, k.gen, k.last, k.last_fwd = {}, state.gen, nil, nil
   end
   if not k.name then
     k.name = fieldm.find_name(k) or ("kernel@" .. k.short_src .. ":" .. k.line)
@@ -456,11 +458,11 @@ end
 
 -- The compiled kernel for a signature, traced now when it is new (its code
 -- made on another thread when background).
-local function compiled(self, tys, key, grad, background)
+local function compiled(self, tys, key, grad, background, fwd)
   local ck = self.cache[key]
   if not ck then
     fieldm.materialize_current()
-    ck = trace(self, tys, background, grad)
+    ck = trace(self, tys, background, grad, fwd)
     self.cache[key] = ck
   end
   return ck
@@ -541,11 +543,117 @@ function K:__call(...) return invoke(self, false, nil, ...) end
 function K:grad(...) return invoke(self, true, 1, ...) end
 function M.grad_seeded(k, seed, ...) return invoke(k, true, seed, ...) end
 
+-- ---- forward mode (docs/autodiff.md, "Forward mode") ----------------------------------------
+
+-- The IR argument slots of the tangents given by parameter name (tangents:
+-- {a = 1.0, v = {1, 0}}): the mask of those slots and slot -> value. A
+-- tangent is for a float argument, scalar, vector or matrix.
+local function tangent_slots(self, tys, tangents)
+  local mask, vals, slot, seen = 0, {}, 0, {}
+  for i, p in ipairs(self.params) do
+    local t, tv = tys[i], tangents[p]
+    seen[p] = true
+    local function refuse(what)
+      state.raise(("k:fwd_args: kernel %s: argument '%s' is %s, which has no tangent (only float arguments, "
+        .. "scalar, vector or matrix, have one)"):format(self.name, p, what))
+    end
+    if t.leaf_types then
+      local leaves = t:leaf_types()
+      if tv ~= nil then
+        local ok, flat = pcall(t.from_lua, t, tv, ("k:fwd_args: kernel %s: the tangent of '%s'"):format(self.name, p))
+        if not ok then state.raise((tostring(flat):gsub("^[^:\n]*:%d+: ", ""))) end
+        for k, lt_ in ipairs(leaves) do
+          if not lt_.is_float then refuse("a " .. tostring(t) .. " with integer components") end
+          mask, vals[slot + k - 1] = mask | (1 << (slot + k - 1)), flat[k] + 0.0
+        end
+      end
+      slot = slot + #leaves
+    elseif t.tree then
+      if tv ~= nil then refuse("a tree instance") end
+    elseif t.ndarray then
+      if tv ~= nil then refuse("an ndarray") end
+      slot = slot + 1 + t.ndarray.ndim
+    else
+      if tv ~= nil then
+        if not t.is_float then refuse("an integer (" .. t.name .. ")") end
+        if type(tv) ~= "number" then
+          state.raise(("k:fwd_args: kernel %s: the tangent of '%s' must be a number, got a %s"):format(self.name,
+            p, type(tv)))
+        end
+        mask, vals[slot] = mask | (1 << slot), tv + 0.0
+      end
+      slot = slot + 1
+    end
+  end
+  for name in pairs(tangents) do
+    if not seen[name] then
+      state.raise(("k:fwd_args: kernel %s has no argument named '%s'"):format(self.name, tostring(name)))
+    end
+  end
+  return mask, vals
+end
+
+-- The f64 array of a tangent kernel's argument tangents (slot n for IR
+-- argument n) and its result's (slot 16), zeroed; one per program.
+local dual_buffer
+local function arg_duals()
+  if not dual_buffer or dual_buffer.gen ~= state.gen then
+    dual_buffer = { gen = state.gen, a = ndm.new(types.by_name.f64, { 17 }) }
+  end
+  dual_buffer.a:fill(0)
+  return dual_buffer.a
+end
+
+local function invoke_fwd(self, tangents, ...)
+  if T.active() then T.fail("a kernel cannot call another kernel; call a plain Lua function instead") end
+  if state.tape then
+    state.raise("k:fwd inside lt.tape: the tape records kernel calls for reverse mode; call the kernel itself "
+      .. "(k(...)) there, and k:fwd outside the tape")
+  end
+  local vals, tys, key, insts = arguments(self, false, ...)
+  local mask, slots = tangent_slots(self, tys, tangents)
+  key = key .. "|fwd" .. (mask ~= 0 and ("(" .. mask .. ")") or "")
+  local ck = compiled(self, tys, key, false, false, mask)
+  self.last_fwd = ck
+  local out
+  for _, name in ipairs { select(2, core.compiled_nargs(ck, #vals)) } do
+    if name == "args.dual" then                        -- the arguments' tangents in, the result's out
+      out = arg_duals()
+      for slot, v in pairs(slots) do out[slot] = v end
+      vals[#vals + 1] = core.ndarray_address(out._ud, state.prog)
+    end
+  end
+  local res = table.pack(launched(pcall(core.launch, ck, insts, table.unpack(vals))))
+  if res.n == 0 then return end
+  return res[1], (out and math.type(res[1]) == "float") and out[16] or 0.0
+end
+
+-- k:fwd(...): k's tangent version with these arguments: runs k (its field
+-- writes included) and writes the tangents of what it writes into the duals
+-- of those fields, from the duals of the fields it reads; returns k's result
+-- and its tangent, when k has one. k:fwd_args(tangents, ...) gives float
+-- arguments tangents too, by name: k:fwd_args({a = 1}, a, b).
+function K:fwd(...) return invoke_fwd(self, {}, ...) end
+function K:fwd_args(tangents, ...)
+  if type(tangents) ~= "table" then
+    state.raise(("k:fwd_args: the first argument is a table of argument tangents by name, e.g. {a = 1.0}, "
+      .. "got a %s"):format(type(tangents)))
+  end
+  return invoke_fwd(self, tangents, ...)
+end
+
 -- k:ir() -> the IR after every pass for the most recently compiled signature.
--- k:ir{grad = true}: the same for its adjoint (k:grad with the last signature)
+-- k:ir{grad = true}: the same for its adjoint (k:grad with the last signature);
+-- k:ir{fwd = true}: for the tangent version k:fwd last ran
 function K:ir(opts)
   if opts ~= nil and type(opts) ~= "table" then state.raise("k:ir: the options are a table such as {grad = true}") end
   local which = self.last
+  if opts and opts.fwd then
+    which = self.gen == state.gen and self.last_fwd
+    if not which then
+      state.raise("kernel " .. (self.name or "?") .. " has no tangent version compiled yet; call k:fwd(...) first")
+    end
+  end
   if opts and opts.grad then
     which = self.last_key and self.cache[self.last_key:gsub("|grad$", "") .. "|grad"]
     if not which then

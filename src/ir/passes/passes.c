@@ -72,6 +72,10 @@ static void full_pipeline(pipeline *p, const char *unused) {
     RUN(p, autodiff);
     simplify(p);
   }
+  if (p->k->fwd) {        /* k:fwd: the tangent version, from the simplified primal */
+    RUN(p, forward);
+    simplify(p);
+  }
   RUN(p, offload);
   RUN(p, reduce);
   ir_check_races(p->k);   /* a check, not a pass: no dump */

@@ -23,7 +23,8 @@
   _(demote_atomics, "plain load/op/store for atomics in serial tasks")            \
   _(simplify_index, "merge constant offsets; simplify index div/mod by ranges")    \
   _(licm, "move loop-invariant statements in front of serial loops")               \
-  _(autodiff, "make a grad kernel its adjoint (reverse mode; docs/autodiff.md)")
+  _(autodiff, "make a grad kernel its adjoint (reverse mode; docs/autodiff.md)")    \
+  _(forward, "give a fwd kernel's float values tangents (forward mode; docs/autodiff.md)")
 
 #define P(name, doc) bool ir_pass_##name(ir_kernel *k);
 IR_PASSES(P)
