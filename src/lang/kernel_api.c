@@ -186,16 +186,19 @@ typedef struct {
 
 /* One access as {id =, line =, op = "read" | "store" | "add", axes = {...}}:
 ** an axis is {arg = n, c = c} (IR argument n plus c), {c = c} (a constant)
-** or false (unknown). */
+** or false (unknown). An ndarray argument's access has nd = its IR argument
+** (the address) instead of id, and no axes (any element). */
 static void note_use(ir_stmt *s, void *ud) {
   field_uses *u = ud;
   lua_State *L = u->L;
   unsigned f = ir_op_flags(s->op);
-  if (!(f & (IR_LOAD | IR_STORE)) || !s->ops[0] || s->ops[0]->op != IR_global_ptr) return;
+  if (!(f & (IR_LOAD | IR_STORE)) || !s->ops[0]) return;
   ir_stmt *p = s->ops[0];
+  bool nd = p->op == IR_ext_ptr && p->ops[0] && p->ops[0]->op == IR_arg;
+  if (p->op != IR_global_ptr && !nd) return;
   lua_createtable(L, 0, 4);
-  lua_pushinteger(L, p->aux);
-  lua_setfield(L, -2, "id");
+  lua_pushinteger(L, nd ? p->ops[0]->aux : p->aux);
+  lua_setfield(L, -2, nd ? "nd" : "id");
   lua_pushinteger(L, s->loc.line);
   lua_setfield(L, -2, "line");
   lua_pushstring(L, s->op == IR_global_load ? "read"
@@ -203,7 +206,7 @@ static void note_use(ir_stmt *s, void *ud) {
                     : s->op == IR_atomic_add || s->op == IR_atomic_sub ? "add" : "other");
   lua_setfield(L, -2, "op");
   lua_createtable(L, p->nops, 0);
-  for (int i = 0; i < p->nops; i++) {
+  for (int i = 0; !nd && i < p->nops; i++) {
     ir_affine a = ir_affine_of(u->k, p->ops[i]);
     if (a.base && a.base->op != IR_arg) {
       lua_pushboolean(L, 0);

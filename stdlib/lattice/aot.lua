@@ -200,6 +200,9 @@ local function add(self, what, name, k, signature, grad)
         local rt = types.by_name[core.compiled_arg_type(compiled, nflat + i - 1)].id
         params[#params + 1] = { name = "result.grad", kind = PARAM.scalar, dtype = rt, rows = 0, cols = 0, ndim = 0,
           tree = 0 }
+      elseif extra ~= "args.grad" and extra ~= "args.grad.n" then
+        raise("%s('%s'): the adjoint of a kernel with float ndarray arguments takes their gradient arrays ('%s'), "
+          .. "which modules do not carry yet; pass the data in tree instances", what, name, extra)
       elseif extra == "args.grad" then
         params[#params + 1] = { name = "args.grad", kind = PARAM.ndarray, dtype = types.by_name.f64.id, rows = 0,
           cols = 0, ndim = 1, tree = 0 }

@@ -30,6 +30,7 @@ function Tape:record(k, compiled, vals, ...)
 end
 
 local function field_name(id)
+  if type(id) == "string" then return "an ndarray" end    -- "nd@address": one array across the calls
   local info = core.snode_info(state.prog, id)
   return info and info.name or ("S" .. id)
 end
@@ -91,7 +92,7 @@ local function check(self)
       list = {}
       local seen_pattern = {}
       for _, a in ipairs(core.kernel_fields(c.compiled)) do
-        local key = { a.id, a.op }
+        local key = { a.id or ("nd" .. a.nd), a.op }
         for i, ax in ipairs(a.axes) do key[#key + 1] = ax and ((ax.arg or "c") .. ":" .. ax.c) or "*" end
         key = table.concat(key, "|")
         if not seen_pattern[key] then
@@ -104,13 +105,15 @@ local function check(self)
     local mine = {}
     for _, a in ipairs(list) do
       local w = where(a, c.vals)
+      if a.nd then a = { id = "nd@" .. tostring(c.vals[a.nd + 1]), op = a.op, line = a.line, nd = a.nd } end
       if a.op ~= "read" then
         for _, l in ipairs(candidates(seen[a.id], w)) do for _, e in ipairs(l) do
           if (e.op == "read" or a.op == "store") and may_overlap(e.w, w) then
             local was = e.op == "read" and "read" or "wrote"
-            raise("tape:backward: call %d (kernel %s, line %d) writes field '%s' where call %d (kernel %s) %s "
+            raise("tape:backward: call %d (kernel %s, line %d) writes %s where call %d (kernel %s) %s "
               .. "it at line %d, so the gradient of that %s would %s; keep each step's state in elements of its "
-              .. "own (e.g. x[s + 1][i] from x[s][i])", ci, c.k.name, a.line, field_name(a.id), e.call, e.k.name,
+              .. "own (e.g. x[s + 1][i] from x[s][i])", ci, c.k.name, a.line,
+              type(a.id) == "string" and "an ndarray" or ("field '" .. field_name(a.id) .. "'"), e.call, e.k.name,
               was, e.line, e.op == "read" and "read" or "write",
               e.op == "read" and "use the new values" or "be lost")
           end

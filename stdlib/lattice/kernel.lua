@@ -517,6 +517,17 @@ local function invoke(self, grad, seed, ...)
   local ck = compiled(self, tys, key, grad)
   self.last, self.last_key = ck, key
   if grad then                               -- a tape records kernels and their arguments (autodiff.lua)
+    local seen = {}                          -- an adjoint's arrays are distinct (a read one must not be written)
+    for i, q in ipairs(self.params) do
+      local v = select(i, ...)
+      if ndm.is_ndarray(v) then
+        if seen[v._ud] then
+          state.raise(("kernel %s: arguments '%s' and '%s' are the same ndarray; its gradient needs them to be "
+            .. "different arrays"):format(self.name, seen[v._ud], q))
+        end
+        seen[v._ud] = q
+      end
+    end
     local out
     for _, name in ipairs { select(2, core.compiled_nargs(ck, #vals)) } do
       if name == "result.grad" then vals[#vals + 1] = seed             -- d loss / d result
@@ -524,6 +535,12 @@ local function invoke(self, grad, seed, ...)
         out = arg_grads()
         vals[#vals + 1] = core.ndarray_address(out._ud, state.prog)
       elseif name == "args.grad.n" then vals[#vals + 1] = 16              -- its extent (slots 0..15)
+      else                                                             -- NAME.grad: an ndarray's gradient array
+        local pname = name:match("^(.-)%.grad$")
+        local a
+        for i, q in ipairs(self.params) do if q == pname then a = select(i, ...) end end
+        local g = a and rawget(a, "_grad")
+        vals[#vals + 1] = g and core.ndarray_address(g._ud, state.prog) or 0
       end
     end
     launched(pcall(core.launch, ck, insts, table.unpack(vals)))

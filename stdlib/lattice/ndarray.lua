@@ -128,11 +128,39 @@ local function from_table(a, values, what)
   if not ok then raise(what .. ": " .. err) end
 end
 
--- lt.ndarray(dtype, shape[, values]): zero-filled, or filled from nested tables.
+-- lt.ndarray(dtype, shape[, values]): zero-filled, or filled from nested
+-- tables; lt.ndarray(dtype, shape, {needs_grad = true[, values = ...]})
+-- also makes a.grad, an ndarray of the same dtype and shape (reverse mode,
+-- docs/autodiff.md).
 function M.new(dtype, shape, values)
+  local opts
+  if type(values) == "table" and getmetatable(values) == nil and (values.needs_grad ~= nil or values.values ~= nil) then
+    opts, values = values, values.values
+    for k in pairs(opts) do
+      if k ~= "needs_grad" and k ~= "values" then
+        raise("lt.ndarray: unknown option '" .. tostring(k) .. "' (needs_grad, values)")
+      end
+    end
+  end
   local a = make(dtype, shape, "lt.ndarray")
   if values ~= nil then from_table(a, values, "lt.ndarray") end
+  if opts and opts.needs_grad then
+    if dtype.name ~= "f32" and dtype.name ~= "f64" then
+      raise("lt.ndarray: an ndarray with a gradient (needs_grad) holds f32 or f64, not " .. dtype.name)
+    end
+    rawset(a, "_grad", make(dtype, shape, "lt.ndarray"))
+    rawset(a._grad, "_grad_of", a)
+  end
   return a
+end
+
+-- Lua writes to an ndarray with a gradient (or to one whose gradient it is
+-- not) inside lt.tape would be missed by the gradients: refused.
+local function no_tape(a, what)
+  if state.tape and not rawget(a, "_grad_of") then
+    raise(what .. " inside lt.tape: the tape records kernel calls only, so gradients would miss this write; "
+      .. "write it before the tape starts, or in a kernel")
+  end
 end
 
 -- The shape of nested tables: each level's entry count (counting from 1, or
@@ -223,6 +251,7 @@ HostAcc.__index = function(h, k)
   return get(h.a, idx)
 end
 HostAcc.__newindex = function(h, k, v)
+  no_tape(h.a, "a write of an ndarray")
   local idx, n = more(h, k)
   if n ~= #h.a._shape then wrong_count(h.a, n) end
   core.ndarray_set(h.a._ud, linear(h.a, idx), check_value(h.a, v))
@@ -237,7 +266,10 @@ end
 
 local methods = {}
 
-function methods.fill(a, v) core.ndarray_fill(a._ud, check_value(a, v)) end
+function methods.fill(a, v)
+  no_tape(a, "a:fill")
+  core.ndarray_fill(a._ud, check_value(a, v))
+end
 
 -- a:to_table() -> nested tables, 1-based: t[i + 1][j + 1] == a[i][j]
 function methods.to_table(a)
@@ -254,7 +286,10 @@ function methods.to_table(a)
 end
 
 -- a:from_table(values): every element from nested tables of a's shape
-function methods.from_table(a, values) from_table(a, values, "a:from_table") end
+function methods.from_table(a, values)
+  no_tape(a, "a:from_table")
+  from_table(a, values, "a:from_table")
+end
 
 require("lattice.field").guard_methods(methods, M.is_ndarray, "a", "an ndarray")
 
@@ -262,6 +297,11 @@ local props = {}
 function props.shape(a) return shape_list({ table.unpack(a._shape) }) end
 function props.dtype(a) return a._dtype end
 function props.ndim(a) return #a._shape end
+function props.grad(a)
+  local g = rawget(a, "_grad")
+  if not g then raise("this ndarray has no gradient: make it with lt.ndarray(dtype, shape, {needs_grad = true})") end
+  return g
+end
 function props.size(a)
   local n = 1
   for _, e in ipairs(a._shape) do n = n * e end
@@ -280,11 +320,11 @@ local function not_in_kernel(a)
 end
 
 ND.__index = function(a, k)
-  if k ~= "shape" and k ~= "ndim" and k ~= "dtype" and k ~= "size" then not_in_kernel(a) end
+  if k ~= "shape" and k ~= "ndim" and k ~= "dtype" and k ~= "size" and k ~= "grad" then not_in_kernel(a) end
   if type(k) == "string" then
     if methods[k] then return methods[k] end
     if props[k] then return props[k](a) end
-    raise("ndarrays have no member '" .. k .. "' (ndarrays have: shape, dtype, ndim, size, fill, to_table, "
+    raise("ndarrays have no member '" .. k .. "' (ndarrays have: shape, dtype, ndim, size, grad, fill, to_table, "
       .. "from_table)")
   end
   local list = index_list(k)
@@ -297,6 +337,7 @@ ND.__index = function(a, k)
 end
 ND.__newindex = function(a, k, v)
   not_in_kernel(a)
+  no_tape(a, "a write of an ndarray")
   if type(k) == "string" then raise("cannot set the member '" .. k .. "' of an ndarray") end
   local list = index_list(k)
   local idx, n = list or { k }, list and #list or 1              -- (k may be nil: counted)

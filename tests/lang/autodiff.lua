@@ -313,6 +313,34 @@ do
     "writes field 'x', which it reads at line")
 end
 
+-- ---- found by tests/lang/autodiff_random.lua ----------------------------------------
+do
+  local terms = lt.kernel(function()       -- terms whose top operation is + or -, or another local's value
+    local s = lt.f64(0)
+    for i in lt.ndrange(N) do
+      local c = lt.f64(0)
+      for j = 0, 1 do c = c + (w[i] + 1.0) end
+      s = s + (x[i] + 2.0) - (w[i] - 0.5) + c
+    end
+    return s
+  end)
+  set_inputs()
+  lt.clear_grads(x, w)
+  terms:grad()
+  T.check("a sum's terms with + and - at their top: d/dx", x.grad[1], 1.0)
+  T.check("a sum's terms with + and - at their top: d/dw (-1 + 2)", w.grad[1], 1.0)
+  local toplocal = lt.kernel(function(a)
+    local t = a
+    if a > 1.0 then t = x[1] * a end       -- a top-level if assigns t ...
+    for i in lt.ndrange(N) do
+      local u = t
+      if w[i] > 0.6 then u = lt.sin(t) end -- ... an if in the loop reads it
+      y[i] = u * x[i]
+    end
+  end, { a = lt.f64 })
+  grad_check("an if in a loop reading a local a top-level if assigned", toplocal, 1.5)
+end
+
 -- ---- inner loops ------------------------------------------------------------------
 do
   local stencil = lt.kernel(function()      -- atomics in a 3-iteration inner loop (P2G's shape)

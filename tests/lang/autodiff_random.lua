@@ -19,8 +19,11 @@
 -- floor) are only probably far from the point: an element whose differences
 -- at h and h/10 disagree is skipped and counted.
 --
--- Constructs that reverse mode gets wrong or refuses are left out (see
--- KNOWN_BUGS below); LT_AD_KNOWN_BUGS=1 generates them too.
+-- The generator found two bugs, both fixed (tests/lang/autodiff.lua keeps
+-- their cases): a term of a sum whose top operation was + or - (or a read of
+-- another local) got no gradient, and an `if` in a loop reading a
+-- kernel-level local that a top-level `if` assigned made the adjoint write
+-- that local back inside the parallel loop (refused by the race check).
 --
 -- Reproduce: LT_AD_SEED=<seed> picks another seed, LT_AD_CASE=<n> runs case n
 -- alone, LT_AD_CASES=<n> runs n cases, LT_AD_VERBOSE=1 prints every source.
@@ -39,21 +42,6 @@ local CASES = tonumber(os.getenv("LT_AD_CASES") or "") or (slow and 24 or 130)
 local ONLY = tonumber(os.getenv("LT_AD_CASE") or "")
 local VERBOSE = os.getenv("LT_AD_VERBOSE") == "1"
 
--- Known bugs, left out of the generator unless LT_AD_KNOWN_BUGS=1:
---  1. a term of a sum (`s = s + term` in a loop, returned, or in an inner loop)
---     whose top operation is + or -, or which is a read of another local in
---     memory (an inner loop's sum, a local an `if` assigns), gets no gradient:
---     `s = s + (w[i] + 2.0)` gives d/dw[i] = 0, not 1, and so does `s = s + c`
---     after `local c = lt.f64(0); for j = 0, 1 do c = c + x[i] end`
---     (ad_in_reduction() takes the term for part of the sum and its adjoint is
---     skipped); such terms are scaled by a constant here (Gen:term).
---  2. the adjoint of a kernel whose loop has an `if` reading, in a branch, a
---     kernel-level local that a top-level `if` assigned is refused by the race
---     check of parallel loops ("the kernel-scope local 't' is assigned inside
---     a parallel loop", at the loop's `if`; the forward kernel runs): the
---     adjoint of the loop's `if` restores the local there. The loops here read
---     a copy of such a local, made after the top-level `if` (Gen:kernel).
-local KNOWN_BUGS = os.getenv("LT_AD_KNOWN_BUGS") == "1"
 
 -- ---- a small PRNG (an LCG on 64-bit integers; math.random is not used) ---------
 
@@ -345,18 +333,6 @@ function Gen:expr(ctx, d)
   return self:bound(n)
 end
 
--- a term of a sum: not a + or - at the top (known bug 1)
--- (an lt.func call is its body, a * b + sin(a); a negation or a select may fold into a + or -)
--- a local read (an if's or an inner loop's, in memory) is skipped the same way
-local RISKY = { add = true, sub = true, neg = true, func = true, select = true, load = true }
-function Gen:term(n)
-  if KNOWN_BUGS or not RISKY[n.op] then return n end
-  count("term_scaled")
-  local s, sv = num(self.R.pick { 0.5, 0.75, 1.25, -1.5 }, 2)
-  local lo, hi = imul(n, { lo = sv, hi = sv })
-  return node(("(%s * %s)"):format(n.c, s), lo, hi, n.read, "mul")
-end
-
 -- an expression that uses the atoms no expression has used yet (locals, arguments)
 function Gen:final(ctx, d)
   local n = self:expr(ctx, d)
@@ -512,7 +488,7 @@ function Gen:inner_sum(ctx, d)
   add_atom(ictx, ("lt.f64(%s)"):format(j), 0, m - 1, true)
   self:emit("local %s = lt.f64(0)", c)
   self:emit("for %s = 0, %d do", j, m - 1)
-  local e = self:term(self:expr(ictx, d))
+  local e = (self:expr(ictx, d))
   local form = R.pick { "%s = %s + %s", "%s = %s - %s", "%s = %s + %s" }
   if R.chance(0.25) then
     count("inner_sum_if")
@@ -598,14 +574,7 @@ function Gen:kernel(name, spec)
     for j = n0 + 1, #topr.atoms do
       local a = topr.atoms[j]
       if a.must then
-        if KNOWN_BUGS then
-          top.atoms[#top.atoms + 1] = a
-        else                  -- known bug 2: the loops read a copy
-          local c = self:fresh("k")
-          self:emit("local %s = lt.f64(%s)", c, a.c)
-          add_atom(top, c, a.lo, a.hi, false, true)
-          a.used = true
-        end
+        top.atoms[#top.atoms + 1] = a
       end
     end
   end
@@ -725,9 +694,9 @@ function Gen:kernel(name, spec)
         end
         return { ("q[i] = (lt.dvec2(pv.y, %s) - pv * 0.5) * %s"):format(e2.c, e.c) }
       end
-      -- ret: the terms of a sum (known bug 1: no + or - at their top)
-      local e2 = self:term(self:expr(ctx, 2))
-      e = self:term(e)
+      -- ret: the terms of a sum
+      local e2 = (self:expr(ctx, 2))
+      e = (e)
       local f = R.weighted { { 3, "a" }, { 1, "s" }, { 1, "as" }, { 1, "r" } }
       if f == "as" then return { ("%s = %s + %s - %s"):format(red, red, e.c, e2.c) }
       elseif f == "s" then return { ("%s = %s - %s"):format(red, red, e.c) }
@@ -757,7 +726,7 @@ function Gen:kernel(name, spec)
     end
     if spec.outputs.ret and spec.loops == 2 and loop == 1 and R.chance(0.3) then
       count("ret_both_loops")
-      self:emit("%s = %s + %s", red, red, self:term(self:expr(ctx, 2)).c)
+      self:emit("%s = %s + %s", red, red, (self:expr(ctx, 2)).c)
     end
     self.depth = 1
     self:emit("end")

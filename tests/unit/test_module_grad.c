@@ -43,6 +43,9 @@ static const char script[] =
   "m:add_grad_kernel('energy_grad', energy)\n"
   "local ok, e = pcall(m.add_grad_kernel, m, 'energy_grad', energy)\n"
   "assert(not ok and tostring(e):find(\"already has a kernel named 'energy_grad'\", 1, true), tostring(e))\n"
+  "ok, e = pcall(m.add_grad_kernel, m, 'nd_grad', lt.kernel(function(x, h)\n"
+  "  for i in lt.ndrange(8) do h.u[i] = x[i] end end, { x = lt.ndarray_type(lt.f64, 1), h = Heat }))\n"
+  "assert(not ok and tostring(e):find(\"gradient arrays ('x.grad')\", 1, true), tostring(e))\n"
   "m:save(MODULE_PATH)\n"
   /* the JIT's gradients, for the module's to equal */
   "local h = Heat:instantiate()\n"

@@ -90,10 +90,54 @@ static void terms(ad *a, ir_stmt *o, ir_stmt *var, ir_stmt *g, bool neg) {
 }
 
 /* The adjoint of statement s (in reverse order). */
+/* The address of the same element of ndarray access p's gradient array, in
+** an `if` that the array was given (the builder is left inside it; the
+** caller restores b->block), or NULL for an array without one. */
+static ir_stmt *nd_grad_ptr(ad *a, ir_stmt *p) {
+  ir_builder *b = &a->b;
+  const ir_stmt *base = p->ops[0];
+  ir_stmt *gb = base->op == IR_arg && base->aux < 16 ? a->ndgrad[base->aux] : NULL;
+  if (!gb) return NULL;
+  ir_stmt *given = ir_b_binary(b, IR_cmp_ne, gb, ir_b_const_int(b, IR_u64, 0));
+  b->block = ir_b_if(b, given, false)->blocks[0];
+  ir_stmt *ops[2] = {gb, p->ops[1]};
+  return ir_b_op(b, IR_ext_ptr, p->type, 2, ops);
+}
+
+/* The loops around store s must give every iteration its own element. */
+static void check_own_element(ad *a, ir_stmt *s) {
+  ir_kernel *k = a->k;
+  ir_stmt *p = s->ops[0];
+  char name[160];
+  if (p->op == IR_global_ptr) snprintf(name, sizeof name, "field '%s'", ad_field_name(k, p));
+  else snprintf(name, sizeof name, "an ndarray");
+  for (const ir_block *blk = s->parent; s->op == IR_global_store && blk && blk->owner; blk = blk->owner->parent) {
+    ir_stmt *loop = blk->owner;
+    if ((loop->op == IR_range_for || loop->op == IR_struct_for) && !ir_one_element_per_iteration(k, loop, p))
+      ir_fail(k, s->loc, "kernel %s: several iterations of the loop at line %d may write one element of %s: one "
+              "value is kept, but each would get its gradient; index it by the loop's indices so each iteration "
+              "writes its own elements, or add with lt.atomic_add", k->name, loop->loc.line, name);
+  }
+}
+
 static void adjoint(ad *a, ir_stmt *s) {
   ir_kernel *k = a->k;
   ir_builder *b = &a->b;
   b->loc = s->loc;
+  /* ndarray writes: the written value's adjoint is the gradient array's element (when given) */
+  if ((s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub) && s->ops[0]->op == IR_ext_ptr) {
+    ir_stmt *v = s->ops[1];
+    if (!ad_active(a, v)) return;
+    check_own_element(a, s);
+    ir_block *outer = b->block;
+    ir_stmt *gp = nd_grad_ptr(a, s->ops[0]);
+    if (gp) {
+      ir_stmt *gv = ir_b_global_load(b, gp);
+      accumulate(a, v, s->op == IR_atomic_sub ? un(a, IR_neg, gv) : gv);
+    }
+    b->block = outer;
+    return;
+  }
   /* field writes: the written value's adjoint is the field's gradient there */
   if (s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub) {
     ir_stmt *v = s->ops[1];
@@ -104,14 +148,7 @@ static void adjoint(ad *a, ir_stmt *s) {
               ad_field_name(k, s->ops[0]), ad_field_name(k, s->ops[0]));
     if (!g || !ad_active(a, v)) return;
     ir_stmt *p = s->ops[0];
-    for (const ir_block *blk = s->parent; s->op == IR_global_store && blk && blk->owner; blk = blk->owner->parent) {
-      ir_stmt *loop = blk->owner;
-      if ((loop->op == IR_range_for || loop->op == IR_struct_for) && !ir_one_element_per_iteration(k, loop, p))
-        ir_fail(k, s->loc, "kernel %s: several iterations of the loop at line %d may write one element of field "
-                "'%s': one value is kept, but each would get its gradient; index '%s' by the loop's indices so "
-                "each iteration writes its own elements, or add with lt.atomic_add", k->name, loop->loc.line,
-                ad_field_name(k, p), ad_field_name(k, p));
-    }
+    check_own_element(a, s);
     ir_stmt *gp = ir_b_global_ptr(b, g->id, p->nops, p->ops);
     ir_stmt *gv = ir_b_global_load(b, gp);
     accumulate(a, v, s->op == IR_atomic_sub ? un(a, IR_neg, gv) : gv);
@@ -141,6 +178,13 @@ static void adjoint(ad *a, ir_stmt *s) {
   ir_stmt *x = s->nops > 0 ? s->ops[0] : NULL, *y = s->nops > 1 ? s->ops[1] : NULL;
   switch (s->op) {
   case IR_global_load: {           /* x[i] read: into x.grad[i] */
+    if (x->op == IR_ext_ptr) {     /* an ndarray: into its gradient array, when given */
+      ir_block *outer = b->block;
+      ir_stmt *gp = nd_grad_ptr(a, x);
+      if (gp) ir_b_atomic(b, IR_atomic_add, gp, g);
+      b->block = outer;
+      return;
+    }
     const ir_snode *gs = ad_grad_of(k, x);
     /* an inactive cell read as zero: no value to differentiate, and its
     ** gradient must not activate it (the primal's cells stay as they are;
@@ -289,6 +333,8 @@ static void note_store(ir_stmt *t, void *ud) {
   if (t->op != IR_local_store && t->op != IR_local_load) return;
   ir_stmt *var = t->ops[0];
   if (ad_within(var->parent, sc->at)) return;   /* its own local */
+  /* a kernel-level local read by a loop keeps its value there (loops do not change it but by sums) */
+  if (!var->parent->owner && ad_in_loop(sc->at)) return;
   /* a sum a loop adds to: its adjoint needs no value (and the loop reads it only to add) */
   if (t->op == IR_local_store ? ad_is_reduction(t) : ad_in_reduction(t)) return;
   saveset *set = sc->set;
@@ -445,6 +491,31 @@ static void adjoint_body(ad *a, ir_block *body) {
   drop_writes(v, n);
 }
 
+typedef struct {
+  ad *a;
+  bool *nd, *written;
+  ir_loc *where;
+} nd_scan;
+
+static void note_ndarray(ir_stmt *s, void *ud) {
+  nd_scan *sc = ud;
+  if (s->op == IR_ext_ptr && is_float(s->type) && s->ops[0]->op == IR_arg && s->ops[0]->aux < 16)
+    sc->nd[s->ops[0]->aux] = true;
+  bool store = s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub;
+  if (store && s->ops[0]->op == IR_ext_ptr && s->ops[0]->ops[0]->op == IR_arg && s->ops[0]->ops[0]->aux < 16 &&
+      ad_active(sc->a, s->ops[1]) && !sc->written[s->ops[0]->ops[0]->aux]) {
+    sc->written[s->ops[0]->ops[0]->aux] = true;
+    sc->where[s->ops[0]->ops[0]->aux] = s->loc;
+  }
+}
+
+/* nd[n]: float ndarray argument n is read or written; written[n]: a value
+** with a gradient is written into it */
+static void ndarray_args(ad *a, bool *nd, bool *written, ir_loc *where) {
+  nd_scan sc = {a, nd, written, where};
+  ir_walk(a->k->body, note_ndarray, &sc);
+}
+
 bool ir_pass_autodiff(ir_kernel *k) {
   if (!k->grad) return false;
   ad a = {.k = k};
@@ -480,6 +551,45 @@ bool ir_pass_autodiff(ir_kernel *k) {
     k->arg_types[k->nargs] = IR_i32;
     k->arg_names[k->nargs] = ir_strdup(k, "args.grad.n");
     k->nargs++;
+  }
+  /* float ndarray arguments: their gradient arrays follow, NAME.grad (the
+  ** address, 0 when the launch gives none; one slot: it has the array's
+  ** shape, and its indices are the array's) */
+  bool nd[16] = {false}, written[16] = {false};
+  ir_loc where[16] = {{0}};
+  ndarray_args(&a, nd, written, where);
+  for (int i = 0; i < primal_nargs; i++) {
+    if (!nd[i]) continue;
+    const char *name = k->arg_names[i] ? k->arg_names[i] : "ndarray";
+    if (k->nargs + 1 > 16)
+      ir_fail(k, (ir_loc){0}, "kernel %s: its adjoint needs one more argument slot than 16 (the gradient array of "
+              "ndarray '%s'); pass fewer arguments, e.g. split the kernel", k->name, name);
+    char buf[160];
+    snprintf(buf, sizeof buf, "%s.grad", name);
+    k->arg_types[k->nargs] = IR_u64;
+    k->arg_names[k->nargs] = ir_strdup(k, buf);
+    a.ndgrad[i] = ir_new(k, IR_arg, IR_u64, 0, NULL);
+    a.ndgrad[i]->aux = k->nargs++;
+    ir_insert_before(k->body->first, a.ndgrad[i]);
+    if (written[i]) {              /* its gradient array is required: the gradients through it need it */
+      ir_builder b = {k, k->body, {0}};
+      ir_stmt *given = ir_b_binary(&b, IR_cmp_ne, a.ndgrad[i], ir_b_const_int(&b, IR_u64, 0));
+      char msg[512];
+      snprintf(msg, sizeof msg, "\1ndarray '%s' is written with values that have gradients, but the launch gives no "
+               "gradient array for it ('%s.grad'): the gradient through it would be lost; make it with "
+               "lt.ndarray(dtype, shape, {needs_grad = true})", name, name);
+      ir_stmt *ops[1] = {given};
+      ir_stmt *chk = ir_b_op(&b, IR_assert, IR_void, 1, ops);
+      chk->aux = ir_kernel_add_string(k, msg);
+      given->ops[1]->loc = given->loc = chk->loc = where[i];   /* the line of the write */
+      /* first thing in the kernel, after the arguments it reads */
+      ir_remove(given->ops[1]);
+      ir_remove(given);
+      ir_remove(chk);
+      ir_insert_after(a.ndgrad[i], given->ops[1]);
+      ir_insert_after(given->ops[1], given);
+      ir_insert_after(given, chk);
+    }
   }
   /* the top level, in reverse: loops move to the end (their adjoints run in
   ** reverse order), other statements get their adjoints there */

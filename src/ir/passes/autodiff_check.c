@@ -107,6 +107,14 @@ static bool one_of_branches(ir_kernel *k, const ir_stmt *e, const ir_stmt *s) {
   return !loop || ir_one_element_per_iteration(k, loop, s->ops[0]);
 }
 
+/* Which array a field or ndarray access reaches: a place SNode id, or
+** -1 - n for the ndarray argument n (-1 - 4096: an address not an argument). */
+static int place_key(const ir_stmt *ptr) {
+  if (ptr->op == IR_global_ptr) return ptr->aux;
+  const ir_stmt *b = ptr->ops[0];
+  return b && b->op == IR_arg ? -1 - b->aux : -1 - 4096;
+}
+
 /* The first earlier access of s's place of one of the kinds in ops (a
 ** zero-terminated list) that may reach an element s reaches, or NULL. */
 static const ir_stmt *overlap(const rules *r, const ir_stmt *s, const ir_op *ops) {
@@ -115,9 +123,21 @@ static const ir_stmt *overlap(const rules *r, const ir_stmt *s, const ir_op *ops
     const ir_stmt *e = r->acc[i];
     bool kind = false;
     for (const ir_op *o = ops; *o; o++) kind = kind || e->op == *o;
-    if (kind && e->ops[0]->aux == ptr->aux && !ir_accesses_disjoint(r->k, e->ops[0], ptr)) return e;
+    if (kind && place_key(e->ops[0]) == place_key(ptr) && !ir_accesses_disjoint(r->k, e->ops[0], ptr)) return e;
   }
   return NULL;
+}
+
+/* "field 'x'" or "ndarray 'a'" for messages */
+static const char *what_name(const ir_kernel *k, const ir_stmt *ptr, char *buf, size_t n) {
+  if (ptr->op == IR_global_ptr) {
+    snprintf(buf, n, "field '%s'", ad_field_name(k, ptr));
+  } else {
+    const ir_stmt *b = ptr->ops[0];
+    const char *an = b && b->op == IR_arg && b->aux < k->nargs ? k->arg_names[b->aux] : NULL;
+    snprintf(buf, n, "ndarray '%s'", an ? an : "?");
+  }
+  return buf;
 }
 
 static int line_of(const ir_stmt *s) { return s->loc.line; }
@@ -126,34 +146,37 @@ static void check_access(ir_stmt *s, void *ud) {
   rules *r = ud;
   ir_kernel *k = r->k;
   unsigned f = ir_op_flags(s->op);
-  if (!(f & (IR_LOAD | IR_STORE)) || !s->ops[0] || s->ops[0]->op != IR_global_ptr) return;
+  if (!(f & (IR_LOAD | IR_STORE)) || !s->ops[0] || (s->ops[0]->op != IR_global_ptr && s->ops[0]->op != IR_ext_ptr))
+    return;
+  if (s->ops[0]->op == IR_ext_ptr && !is_float(s->ops[0]->type)) return;   /* integer arrays: no gradients */
   ir_stmt *p = s->ops[0];
-  const char *name = ad_field_name(k, p);
+  char name[160];
+  what_name(k, p, name, sizeof name);
   static const ir_op acc_ops[] = {IR_atomic_add, IR_atomic_sub, 0}, read_ops[] = {IR_global_load, 0},
                      write_ops[] = {IR_global_store, IR_atomic_add, IR_atomic_sub, 0},
                      store_ops[] = {IR_global_store, 0};
   const ir_stmt *e;
   if (s->op == IR_global_load) {
     if ((e = overlap(r, s, acc_ops)))
-      ir_fail(k, s->loc, "kernel %s reads field '%s' after adding to it at line %d: its gradient needs the "
+      ir_fail(k, s->loc, "kernel %s reads %s after adding to it at line %d: its gradient needs the "
               "field's final value, which only a later kernel sees; read it in another kernel",
               k->name, name, line_of(e));
   } else {
     const char *what = s->op == IR_global_store ? "writes" : "adds to";
     if ((e = overlap(r, s, read_ops)))
-      ir_fail(k, s->loc, "kernel %s %s field '%s', which it reads at line %d: its gradient would recompute with "
+      ir_fail(k, s->loc, "kernel %s %s %s, which it reads at line %d: its gradient would recompute with "
               "the overwritten values; write the result to another field or to other elements, e.g. x[s + 1][i] "
               "from x[s][i] (a kernel being differentiated must not overwrite what it reads)", k->name, what,
               name, line_of(e));
     if (s->op == IR_global_store && (e = overlap(r, s, write_ops)) && !one_of_branches(k, e, s))
-      ir_fail(k, s->loc, "kernel %s writes field '%s' a second time (first at line %d): a field is written once "
+      ir_fail(k, s->loc, "kernel %s writes %s a second time (first at line %d): a field is written once "
               "in a kernel being differentiated (lt.atomic_add may add to it several times)", k->name, name,
               line_of(e));
     if (s->op != IR_global_store && (e = overlap(r, s, store_ops)))
-      ir_fail(k, s->loc, "kernel %s adds to field '%s', which it writes at line %d: write it once or only add to "
+      ir_fail(k, s->loc, "kernel %s adds to %s, which it writes at line %d: write it once or only add to "
               "it", k->name, name, line_of(e));
     if (s->op != IR_atomic_add && s->op != IR_atomic_sub && s->op != IR_global_store)
-      ir_fail(k, s->loc, "kernel %s: %s on field '%s' has no gradient rule yet (lt.atomic_add and lt.atomic_sub "
+      ir_fail(k, s->loc, "kernel %s: %s on %s has no gradient rule yet (lt.atomic_add and lt.atomic_sub "
               "do)", k->name, ir_op_name(s->op), name);
   }
   if (r->n == r->cap) {
@@ -214,16 +237,26 @@ bool ad_is_reduction(const ir_stmt *s) {
 
 /* Whether s is on a reduction's path from the local's load to its store (its
 ** uses lead there and it reads the local): the store's adjoint covers it. */
-bool ad_in_reduction(const ir_stmt *s) {
+/* The reduction store s's value flows to through +, - and float
+** conversions (its first use at each step), or NULL. */
+static const ir_stmt *reduction_store(const ir_stmt *s) {
   for (const ir_stmt *u = s->next; u; u = u->next) {
     bool uses = false;
     for (int i = 0; i < u->nops; i++) uses = uses || u->ops[i] == s;
     if (!uses) continue;
-    if (u->op == IR_local_store) return ad_is_reduction(u) && ad_contains(s, u->ops[0]);
-    if (u->op == IR_add || u->op == IR_sub || (u->op == IR_cast && is_float(u->type))) return ad_in_reduction(u);
-    return false;
+    if (u->op == IR_local_store) return ad_is_reduction(u) ? u : NULL;
+    if (u->op == IR_add || u->op == IR_sub || (u->op == IR_cast && is_float(u->type))) return reduction_store(u);
+    return NULL;
   }
-  return false;
+  return NULL;
+}
+
+/* A term of the sum (w[i] + 2, another local's value) flows there too but
+** does not read the summed local: it is not part of the reduction, and
+** gets its adjoint from the store's. */
+bool ad_in_reduction(const ir_stmt *s) {
+  const ir_stmt *st = reduction_store(s);
+  return st && ad_contains(s, st->ops[0]);
 }
 
 
@@ -312,7 +345,8 @@ static void check_stmt(ad *a, ir_stmt *s, int ctx) {
 static void mark_active(ad *a, ir_stmt *s) {
   bool on = false;
   if (s->op == IR_global_load && s->ops[0]->op == IR_ext_ptr) {
-    on = false;                    /* ndarrays have no gradients yet */
+    /* a float ndarray argument: its gradient array (NAME.grad) may be given at the launch */
+    on = is_float(s->type) && s->ops[0]->ops[0]->op == IR_arg;
   } else if (s->op == IR_global_load) {
     on = ad_grad_of(a->k, s->ops[0]) != NULL && is_float(s->type);
   } else if (s->op == IR_arg) {
@@ -327,8 +361,9 @@ static void mark_active(ad *a, ir_stmt *s) {
   /* an active value stored into an ndarray, or handed to an op this pass does not know, would lose its
   ** gradient */
   bool stores = s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub;
-  if (stores && s->ops[0]->op == IR_ext_ptr && ad_active(a, s->ops[1]))
-    ad_unsupported(a->k, s, "writing a value that depends on a field with a gradient into an ndarray");
+  if (stores && s->ops[0]->op == IR_ext_ptr && s->ops[0]->ops[0]->op != IR_arg && ad_active(a, s->ops[1]))
+    ad_unsupported(a->k, s, "writing a value that depends on a field with a gradient into an ndarray that is "
+                   "not an argument");
   /* the old value an atomic returns depends on the order of the additions */
   for (int i = 0; i < s->nops; i++) {
     ir_op o = s->ops[i] ? s->ops[i]->op : IR_const;

@@ -34,6 +34,7 @@ typedef struct {
   int cap, gen;
   ir_builder b;                    /* where adjoint code goes */
   ir_stmt *seed;                   /* the argument with the result's adjoint (a kernel result), or NULL */
+  ir_stmt *ndgrad[16];             /* by ndarray argument: its gradient array's address argument (NAME.grad) */
 } ad;
 
 /* Where a statement is: the kernel's top level, an `if` there (serial

@@ -444,15 +444,20 @@ void ir_check_races(ir_kernel *k) {
   }
 }
 
-/* Whether the field access through global_ptr p, inside loop (a range_for
+/* Whether the field or ndarray access through p, inside loop (a range_for
 ** or struct_for before offload, or a task after), reaches a different
 ** element in every iteration (the autodiff pass: a store several iterations
 ** make to one element keeps one value but would give each its gradient). */
 bool ir_one_element_per_iteration(ir_kernel *k, ir_stmt *loop, ir_stmt *p) {
-  if (!p || p->op != IR_global_ptr) return false;
+  if (!p || (p->op != IR_global_ptr && p->op != IR_ext_ptr)) return false;
   gather_state g = {.k = k, .task = loop};
-  ir_stmt *ix[IR_MAX_INDICES];
-  int n = p->nops < IR_MAX_INDICES ? p->nops : IR_MAX_INDICES;
-  for (int i = 0; i < n; i++) ix[i] = p->ops[i];
+  ir_stmt *ix[IR_MAX_INDICES + 1];
+  int n;
+  if (p->op == IR_ext_ptr) {
+    n = ndarray_axes(p->ops[1], ix);             /* an ndarray's indices per axis */
+  } else {
+    n = p->nops < IR_MAX_INDICES ? p->nops : IR_MAX_INDICES;
+    for (int i = 0; i < n; i++) ix[i] = p->ops[i];
+  }
   return distinct_per_iteration(&g, k, loop, ix, n) == DISTINCT;
 }
