@@ -1,6 +1,7 @@
--- autodiff_random.lua -- reverse mode (src/ir/passes/autodiff.c, docs/autodiff.md)
--- on randomly generated kernels: a seeded generator writes each case as Lua
--- source (random expression trees over field reads, neighbours, constants and
+-- autodiff_random.lua -- reverse mode (src/ir/passes/autodiff.c) and forward
+-- mode (src/ir/passes/forward.c, docs/autodiff.md) on randomly generated
+-- kernels: a seeded generator writes each case as Lua source (random
+-- expression trees over field reads, neighbours, constants and
 -- f64 kernel arguments, with every differentiable builtin and lt.func;
 -- kernel-level locals changed in serial code, `if`s that pick values (at the
 -- top level and in loops, nested, reading fields in their branches) and `if`s
@@ -11,6 +12,21 @@
 -- x[s + 1][i] from x[s][...]), loads it, runs it, and compares every gradient
 -- (fields with needs_grad, arguments by tape:backward(...)[call].name or
 -- k:grad) with central finite differences in f64: |g - fd| <= 1e-6 max(1, |fd|).
+--
+-- Every case is also run in forward mode: the fields have needs_dual too; a
+-- seeded direction v over the inputs (field elements, and the float and dvec2
+-- arguments of each kernel's randomly chosen parameters with tangents) goes into
+-- the input duals (the other duals 0) and k:fwd_args (a kernel without such
+-- parameters runs by k:fwd); the calls run in order, the duals flowing from one
+-- to the next through the fields, and the loss's tangent t (L.dual, or the
+-- tangent k:fwd returns with the result) is compared with reverse mode's
+-- grad . v, |t - g.v| <= 1e-8 max(1, |g.v|) (both exact; they differ by
+-- rounding, ~1e-15), and with the central difference along v,
+-- |t - fd| <= 1e-6 max(1, |fd|) (a kink within h along v: skipped, as below);
+-- k:fwd's primal loss must match the kernels'. The generator stays within what
+-- both modes take: every written field has a dual, reductions are sums (no
+-- lt.max/lt.min reduction over a parallel loop), atomics are adds and
+-- subtractions, and no atomic's old value is used.
 --
 -- Values stay in range by construction: each expression carries an interval
 -- that holds its values, so log, sqrt, a non-integer power, division, asin,
@@ -27,9 +43,11 @@
 --
 -- Reproduce: LT_AD_SEED=<seed> picks another seed, LT_AD_CASE=<n> runs case n
 -- alone, LT_AD_CASES=<n> runs n cases, LT_AD_VERBOSE=1 prints every source.
--- Compiling dominates the time (two compilations per kernel); the ptx/,
--- mockgpu/ and cuda/ variants, which compile and run much slower, run fewer
--- cases.
+-- The direction is seeded by the case too, so LT_AD_CASE=<n> reproduces a
+-- forward-mode failure, whose message lists v. Compiling dominates the time
+-- (three compilations per kernel: the kernel, its adjoint and its tangent
+-- version); the ptx/, mockgpu/ and cuda/ variants, which compile and run much
+-- slower, run fewer cases.
 local lt = require "lattice"
 lt.init {}
 
@@ -74,7 +92,9 @@ end
 
 local N, S = 8, 4
 local F = { N = N, S = S }
-local function field(name, t, shape) F[name] = lt.field(t, shape, { needs_grad = true, name = name }) end
+local function field(name, t, shape)
+  F[name] = lt.field(t, shape, { needs_grad = true, needs_dual = true, name = name })
+end
 field("x", lt.f64, N)        -- inputs
 field("w", lt.f64, N)
 field("p", lt.dvec2, N)
@@ -907,7 +927,8 @@ local function inputs_of(case)
     if reads(nm) then
       for i = 0, N - 1 do
         ins[#ins + 1] = { name = ("%s[%d]"):format(nm, i), get = function() return f[i] end,
-          set = function(v) f[i] = v end, grad = function() return f.grad[i] end }
+          set = function(v) f[i] = v end, grad = function() return f.grad[i] end,
+          dual = function(v) f.dual[i] = v end }
       end
     end
   end
@@ -920,25 +941,33 @@ local function inputs_of(case)
             e[c] = v
             p[i] = e
           end,
-          grad = function() return p.grad[i][c] end }
+          grad = function() return p.grad[i][c] end,
+          dual = function(v)
+            local e = p.dual[i]
+            e[c] = v
+            p.dual[i] = e
+          end }
       end
     end
   end
   if reads("xs") then
     for i = 0, N - 1 do
       ins[#ins + 1] = { name = ("xs[0][%d]"):format(i), get = function() return xs[0][i] end,
-        set = function(v) xs[0][i] = v end, grad = function() return xs.grad[0][i] end }
+        set = function(v) xs[0][i] = v end, grad = function() return xs.grad[0][i] end,
+        dual = function(v) xs.dual[0][i] = v end }
     end
   end
   for j, c in ipairs(case.calls) do
     for _, prm in ipairs(c.params or {}) do
       if prm.kind == "f64" then
-        ins[#ins + 1] = { arg = true, name = ("call %d: %s"):format(j, prm.name), get = function() return c.vals[prm.name] end,
+        ins[#ins + 1] = { arg = true, call = j, param = prm.name, name = ("call %d: %s"):format(j, prm.name),
+          get = function() return c.vals[prm.name] end,
           set = function(v) c.vals[prm.name] = v end, grad = function(g) return g[j][prm.name] end }
       elseif prm.kind == "dvec2" then
         for comp = 1, 2 do
           local cn = comp == 1 and "x" or "y"
-          ins[#ins + 1] = { arg = true, name = ("call %d: %s.%s"):format(j, prm.name, cn),
+          ins[#ins + 1] = { arg = true, call = j, param = prm.name, comp = comp,
+            name = ("call %d: %s.%s"):format(j, prm.name, cn),
             get = function() return c.vals[prm.name][comp] end,
             set = function(v) c.vals[prm.name][comp] = v end,
             grad = function(g) return g[j][prm.name] and g[j][prm.name][cn] end }
@@ -950,9 +979,133 @@ local function inputs_of(case)
 end
 
 local totals = { cases = 0, kernels = 0, compared = 0, skipped = 0, failed = 0, nonzero = 0, args = 0, worst = 0,
-  worst_at = "" }
+  worst_at = "", fwd = 0, fwd_gv = 0, fwd_fd = 0, fwd_nonzero = 0, fwd_args = 0, fwd_skipped = 0, fwd_failed = 0,
+  fwd_worst_fd = 0, fwd_worst_fd_at = "", fwd_worst_gv = 0, fwd_worst_gv_at = "" }
 local H = 1e-6
 local TOL = 1e-6
+-- forward against reverse mode: both are exact derivatives, evaluated in another order
+local TOL_GV = 1e-8
+
+local ALL_FIELDS = { x, w, p, u, z, y, acc, q, L, xs }
+
+-- Forward mode on the case: a seeded direction v over the inputs (field elements
+-- and the float arguments of the kernels it gives tangents), the fields' duals v
+-- on the inputs and 0 elsewhere, the calls in order by k:fwd / k:fwd_args; the
+-- loss's tangent against grad . v (got: reverse mode's gradients of ins) and the
+-- central finite difference along v.
+local function check_fwd(case, ins, got, seed, label, fail0)
+  local D = rng(seed + 104729)
+  local dir
+  local function fail(msg)
+    local vs = {}
+    for i, e in ipairs(ins) do if dir[i] ~= 0 then vs[#vs + 1] = ("%s %.6g"):format(e.name, dir[i]) end end
+    fail0(msg .. "; the direction v: " .. table.concat(vs, ", "))
+  end
+  -- the float parameters given tangents, per kernel (the same for each of its calls:
+  -- one tangent version per kernel); a kernel with none runs by k:fwd
+  local tparams = {}
+  for ki, k in ipairs(case.kernels) do
+    local t = {}
+    for _, prm in ipairs(k.spec.params) do
+      if prm.kind ~= "int" and D.chance(0.75) then t[prm.name] = true end
+    end
+    tparams[ki] = t
+  end
+  local base = {}
+  dir = {}
+  local argdir = {}     -- [call][param] = tangent (a number, or {x, y})
+  for i, e in ipairs(ins) do
+    base[i] = e.get()
+    if e.arg then
+      local c = case.calls[e.call]
+      if c.k > 0 and tparams[c.k][e.param] then
+        dir[i] = D.uniform(-1, 1)
+        argdir[e.call] = argdir[e.call] or {}
+        if e.comp then
+          argdir[e.call][e.param] = argdir[e.call][e.param] or { 0, 0 }
+          argdir[e.call][e.param][e.comp] = dir[i]
+        else
+          argdir[e.call][e.param] = dir[i]
+        end
+      else
+        dir[i] = 0
+      end
+    else
+      dir[i] = D.uniform(-1, 1)
+    end
+  end
+  -- the direction, then the tangents of the calls in order
+  for _, f in ipairs(ALL_FIELDS) do f.dual:fill(0) end
+  for i, e in ipairs(ins) do if not e.arg then e.dual(dir[i]) end end
+  acc:fill(0)
+  L.value = 0
+  local r, rt
+  for j, c in ipairs(case.calls) do
+    local k = kernel_of(case, c)
+    local a = arglist(c)
+    if argdir[j] then
+      r, rt = k:fwd_args(argdir[j], table.unpack(a, 1, #c.params))
+      totals.fwd_args = totals.fwd_args + 1
+    else
+      r, rt = k:fwd(table.unpack(a, 1, #(c.params or {})))
+    end
+  end
+  local t, primal
+  if case.loss == "ret" then t, primal = rt, r else t, primal = L.dual.value, L.value end
+  -- k:fwd's primal loss against k's
+  local loss0 = forward(case)
+  if primal == nil or math.abs(primal - loss0) > 1e-12 * math.max(1, math.abs(loss0)) then
+    totals.fwd_failed = totals.fwd_failed + 1
+    fail(("forward mode's loss %s, the kernels' %.17g"):format(tostring(primal), loss0))
+  end
+  if t == nil or t ~= t then
+    totals.fwd_failed = totals.fwd_failed + 1
+    fail(("forward mode: no tangent of the loss (%s)"):format(tostring(t)))
+    return
+  end
+  totals.fwd = totals.fwd + 1
+  -- grad . v
+  local gv = 0
+  for i in ipairs(ins) do
+    if got[i] == nil or got[i] ~= got[i] then gv = nil; break end
+    gv = gv + got[i] * dir[i]
+  end
+  if gv then
+    totals.fwd_gv = totals.fwd_gv + 1
+    local rel = math.abs(t - gv) / math.max(1, math.abs(gv))
+    if rel > TOL_GV then
+      totals.fwd_failed = totals.fwd_failed + 1
+      fail(("forward mode %.15g, reverse mode's grad . v %.15g"):format(t, gv))
+    elseif rel > totals.fwd_worst_gv then
+      totals.fwd_worst_gv, totals.fwd_worst_gv_at = rel, label
+    end
+  end
+  -- the central difference along v
+  local function fd(h)
+    local function at(s)
+      for i, e in ipairs(ins) do e.set(base[i] + s * dir[i]) end
+      return forward(case)
+    end
+    local up, down = at(h), at(-h)
+    for i, e in ipairs(ins) do e.set(base[i]) end
+    return (up - down) / (2 * h)
+  end
+  local d1 = fd(H)
+  if math.abs(d1) > 1e-9 then totals.fwd_nonzero = totals.fwd_nonzero + 1 end
+  local rel = math.abs(t - d1) / math.max(1, math.abs(d1))
+  if rel > TOL then
+    local d2 = fd(H / 10)
+    if math.abs(d1 - d2) > 0.5 * TOL * math.max(1, math.abs(d2)) then
+      totals.fwd_skipped = totals.fwd_skipped + 1   -- a kink within h along v
+      return
+    end
+    totals.fwd_failed = totals.fwd_failed + 1
+    fail(("forward mode %.15g, finite differences along v %.15g (at h/10: %.15g)"):format(t, d1, d2))
+    return
+  end
+  totals.fwd_fd = totals.fwd_fd + 1
+  if rel > totals.fwd_worst_fd then totals.fwd_worst_fd, totals.fwd_worst_fd_at = rel, label end
+end
 
 local function case_source(case)
   local parts = {}
@@ -1045,6 +1198,11 @@ local function run_case(n, seed)
         end
       end
     end
+    local fok, ferr = pcall(check_fwd, case, ins, got, seed, label, fail)
+    if not fok then
+      totals.fwd_failed = totals.fwd_failed + 1
+      fail("forward mode: error: " .. tostring(ferr))
+    end
   end)
   if not ok then fail("error: " .. tostring(err)) end
   if failed > 0 then
@@ -1069,8 +1227,15 @@ print(("autodiff_random: seed %d, %d cases, %d kernels, %d gradients compared wi
   .. "%.1f s CPU"):format(SEED, totals.cases, totals.kernels, totals.compared + totals.skipped, totals.nonzero,
   totals.args, totals.failed, totals.skipped, totals.worst, totals.worst_at, has_tanh and ", lt.tanh included" or "",
   os.clock() - t0))
+print(("autodiff_random: forward mode: %d loss tangents (%d nonzero, %d calls by k:fwd_args) compared with "
+  .. "reverse mode's grad . v (%d) and finite differences along v (%d, %d skipped at kinks), %d wrong, "
+  .. "worst |t - g.v| / max(1, |g.v|) %.3g (%s), worst |t - fd| / max(1, |fd|) %.3g (%s)"):format(totals.fwd,
+  totals.fwd_nonzero, totals.fwd_args, totals.fwd_gv, totals.fwd_fd + totals.fwd_skipped, totals.fwd_skipped,
+  totals.fwd_failed, totals.fwd_worst_gv, totals.fwd_worst_gv_at, totals.fwd_worst_fd, totals.fwd_worst_fd_at))
 print("coverage: " .. table.concat(cov, " "))
 if totals.compared + totals.skipped > 0 and not ONLY then
   T.check("fewer than 10% of the gradients skipped", totals.skipped < 0.1 * (totals.compared + totals.skipped), true)
+  T.check("a tangent for every case", totals.fwd, totals.cases)
+  T.check("fewer than 10% of the tangents skipped", totals.fwd_skipped < 0.1 * math.max(1, totals.fwd), true)
 end
 T.finish("autodiff_random")
