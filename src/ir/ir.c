@@ -622,6 +622,7 @@ ir_kernel *ir_kernel_clone(const ir_kernel *k) {
   nk->debug = k->debug;
   nk->fma = k->fma;
   nk->grad = k->grad;
+  nk->ad_stack = k->ad_stack;
   nk->fwd = k->fwd;
   nk->fwd_args = k->fwd_args;
   nk->next_id = k->next_id;

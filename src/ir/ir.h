@@ -177,6 +177,7 @@ struct ir_kernel {
   bool fma;                        /* float a * b + c may become one fused multiply-add
                                       (lt.init{fma = true}; codegen only) */
   bool grad;                       /* made into its adjoint by the autodiff pass (k:grad) */
+  int ad_stack;                    /* grad: the values an adjoint stack holds (0: 1024) */
   bool fwd;                        /* made into its tangent version by the forward pass (k:fwd) */
   unsigned fwd_args;               /* fwd: bit i set when IR argument i has a tangent (an input of
                                       the tangent kernel); the others are constants */

@@ -272,6 +272,14 @@ static void parse_stmt(parser *ps, ir_block *blk) {
       s->range.block_dim = irp_small_int(ps, "block_dim", 0, 1 << 30);
     }
     break;
+  case IR_adstack:               /* adstack N */
+    s->imm.ival = irp_small_int(ps, "the capacity of the adstack", 1, 1 << 24);
+    break;
+  case IR_adstack_push:          /* adstack_push $stack $value "message" */
+    s->ops[s->nops++] = parse_ref(ps, "the adstack");
+    s->ops[s->nops++] = parse_ref(ps, "the value");
+    s->aux = parse_string(ps, "the message of adstack_push");
+    break;
   case IR_return:
     /* the value is optional for a kernel without a result */
     if (ps->tok.kind == T_VAR && ps->tok.line == line) s->ops[s->nops++] = parse_ref(ps, "the value");

@@ -279,6 +279,17 @@ static void print_stmt(out *o, const ir_stmt *s, int depth) {
   case IR_global_tmp:
     put(o, " %d", s->aux);
     break;
+  case IR_adstack:
+    put(o, " %lld", (long long)s->imm.ival);
+    break;
+  case IR_adstack_push:
+    for (int i = 0; i < s->nops; i++) {
+      put(o, " ");
+      put_ref(o, s->ops[i]);
+    }
+    put(o, " ");
+    put_string(o, s->aux);
+    break;
   case IR_check_index:
     for (int i = 0; i < s->nops; i++) {
       put(o, " ");

@@ -365,6 +365,20 @@ static void check_types(verifier *v, const ir_stmt *s) {
   case IR_task_struct_for: case IR_task_gc: case IR_task_deactivate_all:
     check_level_stmt(v, s);
     break;
+  case IR_adstack:
+    if (s->type == IR_void || s->type == IR_i1) bad(v, s, "an adstack holds numbers, not %s", tn);
+    if (s->imm.ival < 1 || s->imm.ival > (1 << 24)) bad(v, s, "an adstack of %lld values", (long long)s->imm.ival);
+    break;
+  case IR_adstack_push: case IR_adstack_pop: case IR_adstack_top:
+    if (s->ops[0]->op != IR_adstack) {
+      bad(v, s, "$%d is a %s, not an adstack", s->ops[0]->id, ir_op_name(s->ops[0]->op));
+    } else if (op == IR_adstack_top && s->type != a) {
+      bad(v, s, "reads a %s adstack as %s", ir_type_name(a), tn);
+    } else if (op == IR_adstack_push && b != a) {
+      bad(v, s, "pushes a %s on a %s adstack", ir_type_name(b), ir_type_name(a));
+    }
+    if (op == IR_adstack_push && !ir_kernel_string(k, s->aux)) bad(v, s, "string %d does not exist", s->aux);
+    break;
   case IR_return:
     if (s->nops == 1 && k->ret_type == IR_void)
       bad(v, s, "returns a value from a kernel without a result type");

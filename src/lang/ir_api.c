@@ -346,10 +346,13 @@ static int m_add_string(lua_State *L) {
   return 1;
 }
 
-/* b:set_grad() -- the kernel is made into its adjoint (the autodiff pass) */
+/* b:set_grad([stack]) -- the kernel is made into its adjoint (the autodiff
+** pass); stack: the values an adjoint stack holds (lt.init{ad_stack_size}) */
 static int m_set_grad(lua_State *L) {
   lang_builder *b = check_builder(L);
   b->k->grad = true;
+  lua_Integer n = luaL_optinteger(L, 2, 1024);
+  b->k->ad_stack = n < 1 ? 1 : n > (1 << 24) ? (1 << 24) : (int)n;
   return 0;
 }
 

@@ -42,6 +42,11 @@ local OPTIONS = {
   debug = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
   print_ir = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
   fma = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
+  ad_stack_size = function(v)
+    local n = whole(v)
+    if n and n >= 1 and n <= (1 << 24) then return n end
+    return nil, "an integer from 1 to 16777216"
+  end,
   threads = function(v)
     local n = whole(v)
     if n and n >= 0 and n <= MAX_THREADS then return n end
@@ -203,7 +208,7 @@ function lt.init(opts)
   state.prog = prog
   state.gen = state.gen + 1
   state.opts = { arch = arch, debug = opts.debug == true, print_ir = opts.print_ir == true,
-    threads = core.program_threads(prog), default_ip = ip, default_fp = fp }
+    threads = core.program_threads(prog), default_ip = ip, default_fp = fp, ad_stack_size = opts.ad_stack_size or 1024 }
   state.root, state.root_tok = nil, nil
   state.trees = {}
 end

@@ -226,7 +226,7 @@ local function trace(k, tys, background, grad, fwd)
   local treem = require "lattice.tree"
 
   local b = core.builder_new(state.prog, k.name)
-  if grad then b:set_grad() end                          -- k:grad: the autodiff pass makes the adjoint
+  if grad then b:set_grad(state.opts.ad_stack_size) end  -- k:grad: the autodiff pass makes the adjoint
   if fwd then b:set_fwd(fwd) end                         -- k:fwd: the forward pass adds tangents (fwd: the
                                                          -- mask of the IR arguments given tangents)
   local ids = {}

@@ -374,23 +374,56 @@ do
     end
   end)
   grad_check("nested inner loops", nested)
-  local carried = lt.kernel(function()
+  local carried = lt.kernel(function(n)     -- a product carried by an inner loop: the adjoint stack
     for i in lt.ndrange(N) do
       local t = x[i]
-      for j = 0, 2 do t = t * w[j] end
+      for j = 0, n + i % 2 do t = lt.sin(t * w[j % N]) + x[(i + j) % N] end
+      y[i] = t * t
+    end
+  end, { n = lt.i32 })
+  grad_check("a local carried by an inner loop (run-time trip count)", carried, 3)
+  local whiles = lt.kernel(function()      -- a while loop with a data-dependent trip count
+    for i in lt.ndrange(N) do
+      local t, u = x[i], w[i]
+      while t < 2 do
+        t = t * (1.2 + w[i]) + 0.1
+        u = u * 0.9 + t * 0.05
+      end
+      y[i] = t * u
+    end
+  end)
+  grad_check("a while loop carrying two locals", whiles)
+  local nested_carry = lt.kernel(function()
+    for i in lt.ndrange(N) do
+      local t = x[i]
+      for j = 0, 2 do
+        local u = w[j]
+        for q = 0, 1 do u = u * t + 0.1 * q end   -- carried by the inner loop, t by the outer
+        t = t + u * 0.3
+      end
       y[i] = t
     end
   end)
-  check_error("a product carried by an inner loop", function() carried:grad() end,
-    "a local changed across the iterations of an inner loop other than by `v = v + term`")
-  local whiles = lt.kernel(function()
+  grad_check("nested inner loops, each carrying a local", nested_carry)
+  local repeats = lt.kernel(function()
     for i in lt.ndrange(N) do
       local t = x[i]
-      while t < 2 do t = t * 2 end
+      repeat t = t * 2 until t > 2
       y[i] = t
     end
   end)
-  check_error("a while loop", function() whiles:grad() end, "a while loop (its adjoint would need")
+  check_error("repeat ... until", function() repeats:grad() end, "a while loop whose condition is not tested first")
+  local breaks = lt.kernel(function()
+    for i in lt.ndrange(N) do
+      local t = x[i]
+      for j = 0, 5 do
+        if t > 1 then break end
+        t = t * 2
+      end
+      y[i] = t
+    end
+  end)
+  check_error("break in an inner loop", function() breaks:grad() end, "break (other than a while loop's own test)")
   local lastwins = lt.kernel(function()
     for i in lt.ndrange(N) do for j = 0, 2 do y[i] = x[i] * j end end
   end)

@@ -39,11 +39,12 @@ bad({ default_fp = lt.i32 }, "default_fp must be lt.f32 or lt.f64")
 bad({ arch = "gpu" }, "unknown arch 'gpu' (use \"cpu\", \"cuda\" or \"auto\")")
 bad({ arch = 1 }, "arch must be \"cpu\", \"cuda\" or \"auto\", got 1")
 bad(5, "lt.init: expects a table of options")
+bad({ ad_stack_size = 0 }, "ad_stack_size must be an integer from 1 to 16777216, got 0")
 -- unknown names, with the option most likely meant
 bad({ device_mem = 1 }, "unknown option 'device_mem'; did you mean 'device_memory'?")
 bad({ thread = 2 }, "unknown option 'thread'; did you mean 'threads'?")
 bad({ Debug = true }, "unknown option 'Debug'; did you mean 'debug'?")
-bad({ colour = 1 }, "unknown option 'colour' (options: arch, cache, debug, default_fp")
+bad({ colour = 1 }, "unknown option 'colour' (options: ad_stack_size, arch, cache, debug, default_fp")
 C.check_error("unknown option: no guess when none is near", function() lt.init { colour = 1 } end, "unknown option 'colour' (")
 -- the caller's line
 local line, ok, err = debug.getinfo(1, "l").currentline, pcall(lt.init, { threads = -1 })

@@ -20,7 +20,8 @@ static void test_columns(void) {
     unsigned f = ir_op_flags(op);
     const char *name = ir_op_name(op);
     /* neither P nor E: the reads DCE removes when unused (the legend's list) */
-    bool read = op == IR_local_load || op == IR_global_load || op == IR_snode_is_active || op == IR_snode_length;
+    bool read = op == IR_local_load || op == IR_global_load || op == IR_snode_is_active || op == IR_snode_length ||
+                op == IR_adstack_top;
     CHECKF(!(f & (IR_PURE | IR_EFFECT)) == read, "%s", name);
     CHECKF(!((f & IR_PURE) && (f & IR_EFFECT)), "%s is pure and has an effect", name);
     /* L and S: through a pointer operand ops[0] */

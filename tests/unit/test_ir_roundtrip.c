@@ -111,6 +111,13 @@ static void build_serial(ir_program *p, ir_snode *x) {
   ir_stmt *var = ir_b_alloca(&b, IR_f64);
   ir_b_local_store(&b, var, tf);
   ir_b_local_load(&b, var);
+  ir_stmt *stack = ir_b_op(&b, IR_adstack, IR_f64, 0, NULL);   /* the autodiff pass's adjoint stack */
+  stack->imm.ival = 64;
+  ir_stmt *push_ops[2] = {stack, tf};
+  ir_stmt *push = ir_b_op(&b, IR_adstack_push, IR_void, 2, push_ops);
+  push->aux = ir_kernel_add_string(k, "\1the stack is full");
+  ir_b_op(&b, IR_adstack_top, IR_f64, 1, &stack);
+  ir_b_op(&b, IR_adstack_pop, IR_void, 1, &stack);
   ir_stmt *idx[2] = {n, ci};
   ir_stmt *ptr = ir_b_global_ptr(&b, x->id, 2, idx);
   ir_b_global_store(&b, ptr, t);

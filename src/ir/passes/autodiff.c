@@ -258,6 +258,8 @@ static void adjoint(ad *a, ir_stmt *s) {
     return;
   }
   case IR_alloca: return;          /* its adjoint was given on by its stores */
+  case IR_adstack: case IR_adstack_push: case IR_adstack_pop: case IR_adstack_top:
+    return;                        /* the pass's own bookkeeping */
   case IR_arg: return;             /* its adjoint goes out last (args.grad) */
   case IR_local_load:              /* a kernel-level local read: into its adjoint */
     accumulate(a, s->ops[0], g);
@@ -297,7 +299,7 @@ static void drop_block_writes(ir_block *blk);
 static void drop_writes(ir_stmt **v, int n) {
   for (int i = 0; i < n; i++) {
     if (writes_field(v[i]) || v[i]->op == IR_print || v[i]->op == IR_print_more) ir_remove(v[i]);
-    else if (v[i]->op == IR_if || v[i]->op == IR_range_for || v[i]->op == IR_struct_for)
+    else if (v[i]->op == IR_if || v[i]->op == IR_range_for || v[i]->op == IR_struct_for || v[i]->op == IR_while)
       for (int b = 0; b < 2; b++)
         if (v[i]->blocks[b]) drop_block_writes(v[i]->blocks[b]);
   }
@@ -358,7 +360,7 @@ static void insert_saves(ad *a, ir_block *blk) {
   for (ir_stmt *s = blk->first; s; s = s->next) {
     for (int b = 0; b < 2; b++)
       if (s->blocks[b]) insert_saves(a, s->blocks[b]);
-    bool inner = (s->op == IR_range_for || s->op == IR_struct_for) && blk->owner;
+    bool inner = (s->op == IR_range_for || s->op == IR_struct_for || s->op == IR_while) && blk->owner;
     if (s->op != IR_if && !inner) continue;
     saveset *set = ir_alloc(a->k, sizeof *set);
     store_scan sc = {a, s, set, 0};
@@ -374,6 +376,101 @@ static void insert_saves(ad *a, ir_block *blk) {
   }
 }
 
+/* ---- carried locals: the adjoint stack ------------------------------------------ */
+
+typedef struct {
+  ad *a;
+  ir_stmt *loop;
+  carry *c;
+  int cap;
+} carry_scan;
+
+static void note_carried(ir_stmt *t, void *ud) {
+  carry_scan *sc = ud;
+  if (t->op != IR_local_store || ad_is_reduction(t)) return;
+  ir_stmt *var = t->ops[0];
+  if (ad_within(var->parent, sc->loop) || !var->parent->owner) return;   /* its own; kernel-level: refused */
+  carry *c = sc->c;
+  for (int i = 0; i < c->n; i++)
+    if (c->var[i] == var) return;
+  if (c->n == sc->cap) {
+    int cap = sc->cap ? 2 * sc->cap : 4;
+    ir_stmt **v[3];
+    for (int j = 0; j < 3; j++) v[j] = ir_alloc(sc->a->k, sizeof *v[j] * (size_t)cap);
+    for (int i = 0; i < c->n; i++) v[0][i] = c->var[i], v[1][i] = c->stack[i], v[2][i] = c->push[i];
+    c->var = v[0], c->stack = v[1], c->push = v[2];
+    sc->cap = cap;
+  }
+  c->var[c->n++] = var;
+}
+
+static ir_stmt *mk(ir_kernel *k, ir_op op, ir_type t, int n, ir_stmt *a0, ir_stmt *a1, ir_loc loc) {
+  ir_stmt *ops[2] = {a0, a1};
+  ir_stmt *s = ir_new(k, op, t, n, ops);
+  s->loc = loc;
+  return s;
+}
+
+/* Before inner loop L: an adstack per local it carries; at the start of
+** each full iteration (a while loop: after its test) a push of each one's
+** value; a while loop also counts its full iterations. */
+static void insert_carry(ad *a, ir_stmt *L) {
+  ir_kernel *k = a->k;
+  carry *c = ir_alloc(k, sizeof *c);
+  carry_scan sc = {a, L, c, 0};
+  ir_walk(L->blocks[0], note_carried, &sc);
+  if (c->n == 0 && L->op != IR_while) return;
+  if (c->n && !c->stack) c->stack = c->push = c->var;   /* (never: cap > 0 when n > 0) */
+  ir_stmt *at = L->op == IR_while ? (c->exit = ad_while_exit(L))->next : L->blocks[0]->first;
+  char msg[400];
+  int cap = k->ad_stack > 0 ? k->ad_stack : 1024;
+  snprintf(msg, sizeof msg, "\1kernel %s: the adjoint stack of the loop at line %d holds %d values of each local the "
+           "loop carries, and the loop ran more iterations; raise lt.init{ad_stack_size = ...}", k->name,
+           L->loc.line, cap);
+  int str = ir_kernel_add_string(k, msg);
+  for (int i = 0; i < c->n; i++) {
+    ir_stmt *st = mk(k, IR_adstack, c->var[i]->type, 0, NULL, NULL, L->loc);
+    st->imm.ival = cap;
+    ir_insert_before(L, st);
+    c->stack[i] = st;
+    ir_stmt *ld = mk(k, IR_local_load, c->var[i]->type, 1, c->var[i], NULL, L->loc);
+    ir_stmt *push = mk(k, IR_adstack_push, IR_void, 2, st, ld, L->loc);
+    push->aux = str;
+    if (at) {
+      ir_insert_before(at, ld);
+      ir_insert_before(at, push);
+    } else {
+      ir_append(L->blocks[0], ld);
+      ir_append(L->blocks[0], push);
+    }
+    c->push[i] = push;
+  }
+  if (L->op == IR_while) {         /* count += 1 where the pushes are */
+    c->count = mk(k, IR_alloca, IR_i32, 0, NULL, NULL, L->loc);
+    ir_insert_before(L, c->count);
+    ir_stmt *ld = mk(k, IR_local_load, IR_i32, 1, c->count, NULL, L->loc);
+    ir_stmt *one = mk(k, IR_const, IR_i32, 0, NULL, NULL, L->loc);
+    one->imm.ival = 1;
+    ir_stmt *inc = mk(k, IR_add, IR_i32, 2, ld, one, L->loc);
+    c->count_store = mk(k, IR_local_store, IR_void, 2, c->count, inc, L->loc);
+    ir_stmt *seq[4] = {ld, one, inc, c->count_store};
+    for (int i = 0; i < 4; i++) {
+      if (at) ir_insert_before(at, seq[i]);
+      else ir_append(L->blocks[0], seq[i]);
+    }
+  }
+  ad_info(a, L)->carry = c;
+}
+
+/* insert_carry for every inner loop in blk (at any depth) */
+static void insert_carries(ad *a, ir_block *blk) {
+  for (ir_stmt *s = blk->first; s; s = s->next) {
+    for (int b = 0; b < 2; b++)
+      if (s->blocks[b]) insert_carries(a, s->blocks[b]);
+    if ((s->op == IR_range_for || s->op == IR_while) && blk->owner) insert_carry(a, s);
+  }
+}
+
 static ir_stmt *copy_of(ad *a, ir_stmt *s) {
   if (!s) return NULL;
   info *i = ad_info(a, s);
@@ -384,6 +481,8 @@ static ir_stmt *copy_of(ad *a, ir_stmt *s) {
 ** copies keep the originals' activity. Returns them in order (*n). */
 static void clone_block(ad *a, ir_block *src, ir_block *dst) {
   for (ir_stmt *s = src->first; s; s = s->next) {
+    info *pre = ad_info(a, s);
+    if (pre->copy_gen == a->gen && pre->copy) continue;   /* mapped before: a reversed loop index */
     ir_stmt *ops[IR_MAX_OPS];
     for (int i = 0; i < s->nops; i++) ops[i] = copy_of(a, s->ops[i]);
     ir_stmt *c = ir_new(a->k, s->op, s->type, s->nops, ops);
@@ -415,6 +514,24 @@ static void clone_block(ad *a, ir_block *src, ir_block *dst) {
       }
       ad_info(a, c)->saves = set;
     }
+    si = ad_info(a, s);
+    if (si->carry) {               /* its stacks, pushes and counter came before or inside it: copied already */
+      const carry *o = si->carry;
+      carry *n = ir_alloc(a->k, sizeof *n);
+      *n = *o;
+      n->var = ir_alloc(a->k, sizeof *n->var * (size_t)(o->n ? o->n : 1));
+      n->stack = ir_alloc(a->k, sizeof *n->stack * (size_t)(o->n ? o->n : 1));
+      n->push = ir_alloc(a->k, sizeof *n->push * (size_t)(o->n ? o->n : 1));
+      for (int i = 0; i < o->n; i++) {
+        n->var[i] = copy_of(a, o->var[i]);
+        n->stack[i] = copy_of(a, o->stack[i]);
+        n->push[i] = copy_of(a, o->push[i]);
+      }
+      n->count = copy_of(a, o->count);
+      n->count_store = copy_of(a, o->count_store);
+      n->exit = copy_of(a, o->exit);
+      ad_info(a, c)->carry = n;
+    }
   }
 }
 
@@ -445,29 +562,72 @@ static void adjoint_if(ad *a, ir_stmt *s) {
   a->b = outer;
 }
 
+typedef struct {
+  ad *a;
+  ir_stmt *loop, *ri;
+} index_scan;
+
+static void map_index(ir_stmt *t, void *ud) {
+  index_scan *sc = ud;
+  if (t->op != IR_loop_index || t->loop != sc->loop) return;
+  info *i = ad_info(sc->a, t);
+  i->copy = sc->ri;
+  i->copy_gen = sc->a->gen;
+}
+
 static void adjoint_loop(ad *a, ir_stmt *s) {
-  if (s->op != IR_range_for) ad_unsupported(a->k, s, "a struct-for inside a loop");
+  if (s->op == IR_struct_for) ad_unsupported(a->k, s, "a struct-for inside a loop");
+  ir_kernel *k = a->k;
   ir_builder outer = a->b;
   const saveset *set = ad_info(a, s)->saves;
-  a->b.loc = s->loc;
-  ir_stmt *nl = ir_b_range_for(&a->b, s->ops[0], s->ops[1]);
+  const carry *cr = ad_info(a, s)->carry;
+  ir_builder *b = &a->b;
+  b->loc = s->loc;
+  ir_stmt *begin, *end;
+  if (s->op == IR_while) {         /* as many iterations as ran in full */
+    begin = ir_b_const_int(b, IR_i32, 0);
+    end = ir_b_local_load(b, cr->count);
+  } else {
+    begin = s->ops[0];
+    end = s->ops[1];
+  }
+  ir_stmt *nl = ir_b_range_for(b, begin, end);
   nl->aux = s->aux;
   nl->imm = s->imm;
   ir_block *dst = nl->blocks[0];
-  a->b = (ir_builder){a->k, dst, s->loc};
-  for (int i = 0; set && i < set->n; i++) ir_b_local_store(&a->b, set->var[i], set->val[i]);
-  ir_stmt *from = dst->last;
+  *b = (ir_builder){k, dst, s->loc};
   a->gen++;
-  info *si = ad_info(a, s);
-  si->copy = nl;                   /* the copies' loop indices read the new loop */
-  si->copy_gen = a->gen;
+  if (s->op == IR_range_for && cr) {   /* last iteration first: the stacks pop in that order */
+    ir_stmt *li = ir_b_loop_index(b, nl);
+    ir_stmt *last = ir_b_binary(b, IR_sub, ir_b_binary(b, IR_add, begin, end), ir_b_const_int(b, begin->type, 1));
+    index_scan sc = {a, s, ir_b_binary(b, IR_sub, last, li)};
+    ir_walk(s->blocks[0], map_index, &sc);
+  } else {
+    info *si = ad_info(a, s);
+    si->copy = nl;                 /* the copies' loop indices read the new loop */
+    si->copy_gen = a->gen;
+  }
+  for (int i = 0; set && i < set->n; i++) ir_b_local_store(b, set->var[i], set->val[i]);
+  for (int i = 0; cr && i < cr->n; i++) {   /* the carried locals as this iteration began */
+    ir_stmt *ops[1] = {cr->stack[i]};
+    ir_b_local_store(b, cr->var[i], ir_b_op(b, IR_adstack_top, cr->var[i]->type, 1, ops));
+    ir_b_op(b, IR_adstack_pop, IR_void, 1, ops);
+  }
+  ir_stmt *from = dst->last;
   clone_block(a, s->blocks[0], dst);
+  /* the forward's own bookkeeping and a while loop's test are not part of an iteration's adjoint */
+  for (int i = 0; cr && i < cr->n + 2; i++) {
+    ir_stmt *o = i < cr->n ? cr->push[i] : i == cr->n ? cr->count_store : cr->exit;
+    if (!o) continue;
+    info *oi = ad_info(a, o);
+    if (oi->copy_gen == a->gen && oi->copy && oi->copy->parent == dst) ir_remove(oi->copy);
+  }
   int n = 0;
   for (ir_stmt *t = from ? from->next : dst->first; t; t = t->next) n++;
-  ir_stmt **v = ir_alloc(a->k, sizeof *v * (size_t)(n ? n : 1));
+  ir_stmt **v = ir_alloc(k, sizeof *v * (size_t)(n ? n : 1));
   n = 0;
   for (ir_stmt *t = from ? from->next : dst->first; t; t = t->next) v[n++] = t;
-  a->b = (ir_builder){a->k, dst, s->loc};
+  *b = (ir_builder){k, dst, s->loc};
   adjoint_list(a, v, n);
   drop_writes(v, n);
   a->b = outer;
@@ -477,7 +637,7 @@ static void adjoint_loop(ad *a, ir_stmt *s) {
 static void adjoint_list(ad *a, ir_stmt **v, int n) {
   for (int i = n - 1; i >= 0; i--) {
     if (v[i]->op == IR_if) adjoint_if(a, v[i]);
-    else if (v[i]->op == IR_range_for || v[i]->op == IR_struct_for) adjoint_loop(a, v[i]);
+    else if (v[i]->op == IR_range_for || v[i]->op == IR_struct_for || v[i]->op == IR_while) adjoint_loop(a, v[i]);
     else adjoint(a, v[i]);
   }
 }
@@ -523,6 +683,7 @@ bool ir_pass_autodiff(ir_kernel *k) {
   ad_check_rules(k);
   insert_saves(&a, k->body);
   ad_mark_block(&a, k->body, AD_TOP);
+  insert_carries(&a, k->body);     /* after the checks: its statements are the pass's own */
   int primal_nargs = k->nargs;
   /* a kernel result: the adjoint takes its adjoint as a last argument and returns nothing */
   if (k->ret_type != IR_void && is_float(k->ret_type)) {

@@ -226,29 +226,56 @@ static bool sum_of(const ir_stmt *o, const ir_stmt *var) {
 }
 
 /* Whether s is the store of such a sum inside a loop to a local from
-** outside that loop: a reduction (a kernel-level local summed by a parallel
-** loop, or a loop body's local summed by an inner loop), the only change of
-** such a local a loop may make here. */
-bool ad_is_reduction(const ir_stmt *s) {
+** outside that loop (its shape only). */
+static bool sum_shape(const ir_stmt *s) {
   if (s->op != IR_local_store || s->ops[0]->op != IR_alloca || !is_float(s->ops[0]->type)) return false;
   const ir_stmt *loop = innermost_loop(s);
   return loop && !ad_within(s->ops[0]->parent, loop) && sum_of(s->ops[1], s->ops[0]);
 }
 
-/* Whether s is on a reduction's path from the local's load to its store (its
-** uses lead there and it reads the local): the store's adjoint covers it. */
-/* The reduction store s's value flows to through +, - and float
-** conversions (its first use at each step), or NULL. */
-static const ir_stmt *reduction_store(const ir_stmt *s) {
+/* The local_store s's value flows to through +, - and float conversions
+** (its first use at each step), or NULL. */
+static const ir_stmt *flows_to_store(const ir_stmt *s) {
   for (const ir_stmt *u = s->next; u; u = u->next) {
     bool uses = false;
     for (int i = 0; i < u->nops; i++) uses = uses || u->ops[i] == s;
     if (!uses) continue;
-    if (u->op == IR_local_store) return ad_is_reduction(u) ? u : NULL;
-    if (u->op == IR_add || u->op == IR_sub || (u->op == IR_cast && is_float(u->type))) return reduction_store(u);
+    if (u->op == IR_local_store) return u;
+    if (u->op == IR_add || u->op == IR_sub || (u->op == IR_cast && is_float(u->type))) return flows_to_store(u);
     return NULL;
   }
   return NULL;
+}
+
+typedef struct {
+  const ir_stmt *var;
+  bool ok;
+} sum_scan;
+
+static void check_sum_use(ir_stmt *t, void *ud) {
+  sum_scan *sc = ud;
+  if (t->ops[0] != sc->var || (t->op != IR_local_load && t->op != IR_local_store)) return;
+  const ir_stmt *st = t->op == IR_local_store ? t : flows_to_store(t);
+  if (!st || st->ops[0] != sc->var || !sum_shape(st)) sc->ok = false;
+}
+
+/* Whether s is the store of such a sum inside a loop to a local from
+** outside that loop, and the loop reads and writes the local only so: a
+** reduction (a kernel-level local summed by a parallel loop, or a loop
+** body's local summed by an inner loop), whose adjoint needs no value of
+** it. A local the loop uses otherwise is carried from one iteration to the
+** next (an inner loop's adjoint stack) or refused (a kernel-level one). */
+bool ad_is_reduction(const ir_stmt *s) {
+  if (!sum_shape(s)) return false;
+  sum_scan sc = {s->ops[0], true};
+  ir_walk(innermost_loop(s)->blocks[0], check_sum_use, &sc);
+  return sc.ok;
+}
+
+/* The reduction store s's value flows to, or NULL. */
+static const ir_stmt *reduction_store(const ir_stmt *s) {
+  const ir_stmt *st = flows_to_store(s);
+  return st && ad_is_reduction(st) ? st : NULL;
 }
 
 /* A term of the sum (w[i] + 2, another local's value) flows there too but
@@ -286,6 +313,24 @@ static bool stored_in_loop(ir_block *blk, const ir_stmt *var) {
   return sc.found;
 }
 
+/* The `if c then break end` that starts while loop w's iterations, after
+** statements that only compute (its condition), or NULL: the only while
+** loops differentiated (a `while c do ... end` loop, not repeat-until). */
+ir_stmt *ad_while_exit(const ir_stmt *w) {
+  for (ir_stmt *s = w->blocks[0]->first; s; s = s->next) {
+    if (s->op == IR_if) {
+      const ir_block *t = s->blocks[0];
+      bool empty_else = !s->blocks[1] || !s->blocks[1]->first;
+      return t && t->first && t->first == t->last && t->first->op == IR_break && empty_else ? s : NULL;
+    }
+    unsigned f = ir_op_flags(s->op);
+    bool reads = s->op == IR_local_load || s->op == IR_global_load || s->op == IR_snode_is_active ||
+                 s->op == IR_snode_length;
+    if (!(f & IR_PURE) && !reads) return NULL;
+  }
+  return NULL;
+}
+
 /* A statement known to this pass, in context ctx. */
 static void check_stmt(ad *a, ir_stmt *s, int ctx) {
   ir_kernel *k = a->k;
@@ -299,8 +344,10 @@ static void check_stmt(ad *a, ir_stmt *s, int ctx) {
     if (ctx != AD_BODY && holds_loop(s)) ad_unsupported(k, s, "a loop inside an `if` at the kernel's top level");
     return;                        /* its branches are checked with it (mark_block) */
   case IR_while:
-    ad_unsupported(k, s, "a while loop (its adjoint would need the values of every iteration: an adjoint stack, "
-                "not supported yet)");
+    if (ctx != AD_BODY) ad_unsupported(k, s, "a while loop outside the kernel's loops");
+    if (!ad_while_exit(s))
+      ad_unsupported(k, s, "a while loop whose condition is not tested first (repeat ... until), or that leaves "
+                     "with break");
     return;
   case IR_alloca: case IR_local_load: case IR_local_store: {
     const ir_stmt *var = s->op == IR_alloca ? s : s->ops[0];
@@ -312,16 +359,18 @@ static void check_stmt(ad *a, ir_stmt *s, int ctx) {
     if (kernel_level)
       ad_unsupported(k, s, "a kernel-level local changed in a loop other than by `s = s + v` (or read in the loop "
                   "that sums into it)");
-    ad_unsupported(k, s, "a local changed across the iterations of an inner loop other than by `v = v + term` (or "
-                "read in the loop that sums into it): its adjoint would need its value in every iteration (an "
-                "adjoint stack, not supported yet); compute it without carrying it from one iteration to the "
-                "next, or unroll the loop with lt.static_range");
-    return;
+    return;                        /* carried by an inner loop: on its adjoint stack */
   }
   case IR_return:
     if (ctx != AD_TOP) ad_unsupported(k, s, "a return inside a loop or an `if`");
     return;
-  case IR_break: case IR_continue: ad_unsupported(k, s, "break or continue"); return;
+  case IR_break: {                 /* only a while loop's exit */
+    const ir_stmt *in = s->parent->owner, *w = in && in->parent ? in->parent->owner : NULL;
+    if (in && in->op == IR_if && w && w->op == IR_while && ad_while_exit(w) == in) return;
+    ad_unsupported(k, s, "break (other than a while loop's own test)");
+    return;
+  }
+  case IR_continue: ad_unsupported(k, s, "continue"); return;
   case IR_random: ad_unsupported(k, s, "lt.random (its draws would differ in the adjoint)"); return;
   case IR_ext_ptr: case IR_check_bound: return;   /* ndarrays: only inactive values (checked below) */
   case IR_arg: return;
@@ -408,7 +457,8 @@ void ad_mark_block(ad *a, ir_block *blk, int ctx) {
     check_stmt(a, s, ctx);
     if (ctx != AD_BODY) check_reduced_read(a, s);
     mark_active(a, s);
-    if (s->op == IR_range_for || s->op == IR_struct_for) ad_mark_block(a, s->blocks[0], AD_BODY);   /* inner ones too */
+    if (s->op == IR_range_for || s->op == IR_struct_for || s->op == IR_while)
+      ad_mark_block(a, s->blocks[0], AD_BODY);   /* inner ones too */
     if (s->op == IR_if)
       for (int b = 0; b < 2; b++)
         if (s->blocks[b]) ad_mark_block(a, s->blocks[b], ctx == AD_TOP ? AD_TOP_IF : ctx);

@@ -18,12 +18,24 @@ typedef struct {
   int n;
 } saveset;
 
+/* An inner loop's locals carried from one iteration to the next (stored in
+** it, defined outside it, not sums): the values at the start of each full
+** iteration go on an adstack each, which the adjoint's reverse loop pops; a
+** while loop also counts its full iterations. */
+typedef struct {
+  ir_stmt **var, **stack, **push;
+  int n;
+  ir_stmt *count, *count_store;    /* a while loop: the counter (an i32 alloca) and its increment */
+  ir_stmt *exit;                   /* a while loop: its `if c then break end` */
+} carry;
+
 /* What the pass knows of one statement, by id (statements it makes get
 ** ids past the numbered ones: the array grows). */
 typedef struct {
   bool active;                     /* depends on a field with a gradient (or a float argument) */
   ir_stmt *adj;                    /* the adjoint's alloca, or NULL */
-  const saveset *saves;            /* an if: see saveset */
+  const saveset *saves;            /* an if or inner loop: see saveset */
+  const carry *carry;              /* an inner loop that carries locals, or a while loop */
   ir_stmt *copy;                   /* during one clone_into: the copy */
   int copy_gen;
 } info;
@@ -55,6 +67,7 @@ void ad_unsupported(ir_kernel *k, const ir_stmt *s, const char *what)
 bool ad_contains(const ir_stmt *o, const ir_stmt *var);
 bool ad_is_reduction(const ir_stmt *s);
 bool ad_in_reduction(const ir_stmt *s);
+ir_stmt *ad_while_exit(const ir_stmt *w);        /* a differentiable while loop's exit test, or NULL */
 
 /* The global-data-access rule over the whole kernel (ir_fail when broken). */
 void ad_check_rules(ir_kernel *k);

@@ -175,6 +175,41 @@ static LLVMValueRef atomic(cg *c, ir_stmt *s) {
                             LLVMAtomicOrderingSequentiallyConsistent, 0);
 }
 
+/* An adstack's memory: {i32 count, [N x T] values}. */
+static LLVMTypeRef adstack_type(cg *c, const ir_stmt *st) {
+  LLVMTypeRef f[2] = {c->t_i32, LLVMArrayType(cg_type(c, st->type), (unsigned)st->imm.ival)};
+  return LLVMStructTypeInContext(c->ctx, f, 2, 0);
+}
+
+/* adstack_push / adstack_pop / adstack_top; a push on a full stack fails
+** the run with the statement's message (a compiler check: "\1..."). */
+static LLVMValueRef adstack_op(cg *c, ir_stmt *s) {
+  ir_stmt *st = s->ops[0];
+  LLVMTypeRef t = adstack_type(c, st);
+  LLVMValueRef h = cg_get(c, st);
+  LLVMValueRef cnt = LLVMBuildStructGEP2(B, t, h, 0, "");
+  LLVMValueRef n = LLVMBuildLoad2(B, c->t_i32, cnt, "");
+  LLVMValueRef one = LLVMConstInt(c->t_i32, 1, 0);
+  if (s->op == IR_adstack_pop) {
+    LLVMBuildStore(B, LLVMBuildSub(B, n, one, ""), cnt);
+    return NULL;
+  }
+  LLVMValueRef at = s->op == IR_adstack_top ? LLVMBuildSub(B, n, one, "") : n;
+  if (s->op == IR_adstack_push) {
+    LLVMValueRef full = LLVMBuildICmp(B, LLVMIntUGE, n, LLVMConstInt(c->t_i32, (unsigned long long)st->imm.ival, 0), "");
+    LLVMTypeRef tys[3] = {c->t_ptr, c->t_i32, c->t_i32};
+    LLVMValueRef args[3] = {c->ctxv, LLVMConstInt(c->t_i32, (unsigned long long)s->aux, 0),
+                            LLVMConstInt(c->t_i32, (unsigned long long)s->loc.line, 0)};
+    cg_fail_if(c, full, "rt_raise_assert", 3, tys, args);
+  }
+  LLVMValueRef idx[3] = {LLVMConstInt(c->t_i32, 0, 0), LLVMConstInt(c->t_i32, 1, 0), at};
+  LLVMValueRef slot = LLVMBuildGEP2(B, t, h, idx, 3, "");
+  if (s->op == IR_adstack_top) return LLVMBuildLoad2(B, cg_type(c, st->type), slot, "");
+  LLVMBuildStore(B, cg_get(c, s->ops[1]), slot);
+  LLVMBuildStore(B, LLVMBuildAdd(B, n, one, ""), cnt);
+  return NULL;
+}
+
 bool cg_memory(cg *c, ir_stmt *s) {
   LLVMValueRef v = NULL;
   switch (s->op) {
@@ -188,6 +223,17 @@ bool cg_memory(cg *c, ir_stmt *s) {
     LLVMBuildStore(B, LLVMConstNull(t), v);      /* zero where the local is declared */
     break;
   }
+  case IR_adstack: {              /* in the entry block; empty where it is declared */
+    LLVMTypeRef t = adstack_type(c, s);
+    LLVMBuilderRef eb = LLVMCreateBuilderInContext(c->ctx);
+    LLVMPositionBuilderAtEnd(eb, c->entry);
+    v = LLVMBuildAlloca(eb, t, "");
+    LLVMDisposeBuilder(eb);
+    LLVMBuildStore(B, LLVMConstInt(c->t_i32, 0, 0), LLVMBuildStructGEP2(B, t, v, 0, ""));
+    break;
+  }
+  case IR_adstack_push: case IR_adstack_pop: adstack_op(c, s); return true;
+  case IR_adstack_top: v = adstack_op(c, s); break;
   case IR_local_load:
   case IR_global_load:
     v = LLVMBuildLoad2(B, cg_type(c, s->type), cg_get(c, s->ops[0]), "");

@@ -241,7 +241,7 @@ static bool remat(plan *p, const ir_stmt *s) {
     ok = s->ops[0]->op == IR_global_ptr && s->ops[0]->aux >= 0 && s->ops[0]->aux < IR_MAX_SNODES &&
          !p->written[s->ops[0]->aux] && !p->ext_written;
     break;
-  case IR_alloca: ok = false; break;
+  case IR_alloca: case IR_adstack: ok = false; break;   /* storage in the frame */
   default: ok = (ir_op_flags(s->op) & IR_PURE) && !(ir_op_flags(s->op) & (IR_EFFECT | IR_BLOCKS)); break;
   }
   p->remat[s->id] = 0;   /* operands come first in SSA: no cycle */
@@ -264,7 +264,7 @@ static int plan_cuts(plan *p, bool pass, int **starts) {
     ir_stmt *s = p->at[q];
     int u = p->last_use[s->id];
     if (u > q) {   /* s crosses cuts q+1 .. u */
-      bool ok = pass ? s->op != IR_alloca : remat(p, s);
+      bool ok = pass ? s->op != IR_alloca && s->op != IR_adstack : remat(p, s);
       int *a = !ok ? blocked : s->op == IR_const ? NULL : crossing;   /* constants cost nothing */
       if (a) a[q + 1]++, a[u + 1]--;
     }
