@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "../ir.h"
+#include "../snode.h"
 
 /* The locals an `if` stores (allocas outside it) and their values just
 ** before it: its adjoint restores them before recomputing a branch. */
@@ -73,5 +74,15 @@ ir_stmt *ad_while_exit(const ir_stmt *w);        /* a differentiable while loop'
 void ad_check_rules(ir_kernel *k);
 /* Checks blk's statements (in context ctx: AD_TOP ...) and marks the active ones. */
 void ad_mark_block(ad *a, ir_block *blk, int ctx);
+
+/* autodiff.c: the adjoints of v[0..n), last first, at a->b; the primal
+** statements' field writes and prints taken out (the adjoint keeps fields) */
+void ad_adjoint_list(ad *a, ir_stmt **v, int n);
+void ad_drop_writes(ir_stmt **v, int n);
+/* autodiff_flow.c: ifs and inner loops */
+void ad_insert_saves(ad *a, ir_block *blk);      /* locals' values before each if / inner loop */
+void ad_insert_carries(ad *a, ir_block *blk);    /* adjoint stacks of the locals loops carry */
+void ad_adjoint_if(ad *a, ir_stmt *s);
+void ad_adjoint_loop(ad *a, ir_stmt *s);
 
 #endif
