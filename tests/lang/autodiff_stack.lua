@@ -53,4 +53,32 @@ T.check_error("9 iterations on a stack of 8", function() k:grad(9) end,
 x.grad:fill(0)
 k:grad(8)
 T.check("usable after the failed launch", x.grad[1] ~= 0, true)
+
+-- adjoints go through the offline kernel cache like any kernel (docs/cache.md):
+-- a second program finds the first one's adjoint there
+local dir = os.tmpname()
+os.remove(dir)
+local function adjoint_program()
+  lt.init { cache = dir, ad_stack_size = 8 }
+  local a = lt.field(lt.f64, N, { needs_grad = true })
+  local b = lt.field(lt.f64, N, { needs_grad = true })
+  local kk = lt.kernel(function()
+    for i in lt.ndrange(N) do
+      local t = a[i]
+      while t < 3 do t = t * 1.7 + 0.2 end
+      b[i] = t
+    end
+  end)
+  for i = 0, N - 1 do a[i] = 0.5 + 0.1 * i end
+  kk()
+  b.grad:fill(1)
+  kk:grad()
+  return lt.stats(), a.grad[2]
+end
+local first, g1 = adjoint_program()
+local second, g2 = adjoint_program()
+T.check("the first program compiles its kernel and adjoint", first.cache_misses, 2)
+T.check("the second finds both in the cache", second.cache_hits, 2)
+T.check("the cached adjoint gives the same gradient", g2, g1)
+os.execute("rm -rf '" .. dir .. "'")
 T.finish("autodiff_stack")
