@@ -22,6 +22,12 @@ local function abs(x) if kv(x) then return T.unary_builtin("abs", x) end return 
 local function sin(x) if kv(x) then return T.unary_builtin("sin", x) end return math.sin(x) end
 local function cos(x) if kv(x) then return T.unary_builtin("cos", x) end return math.cos(x) end
 local function atan2(y, x) if kv(y, x) then return T.binary_builtin("atan2", y, x) end return math.atan(y, x) end
+-- toward zero; its derivative is 0 (docs/autodiff.md)
+local function trunc(x)
+  if kv(x) then return T.unary_builtin("trunc", x) end
+  if x < 0 then return math.ceil(x) + 0.0 end
+  return math.floor(x) + 0.0
+end
 local function lt_(a, b) if kv(a, b) then return T.compare("lt", a, b) end return a < b end
 local function sel(c, a, b)
   if kv(c) then return T.select(c, a, b) end
@@ -267,7 +273,7 @@ end
 
 -- 3x3: cyclic Jacobi on A^T A (a fixed number of sweeps, unrolled) gives V and
 -- the squared singular values; U comes from A V by Gram-Schmidt.
-local function svd3(A, t)
+local function svd3(A, t, sweeps)
   local a = vals(A)
   local function ae(i, j) return a[i * 3 + j + 1] end
   local B = {}                                              -- B = A^T A, 0-based [i][j]
@@ -277,7 +283,7 @@ local function svd3(A, t)
   end
   local one, zero = types.convert(1, t), types.convert(0, t)
   local V = { [0] = { [0] = one, zero, zero }, { [0] = zero, one, zero }, { [0] = zero, zero, one } }
-  local sweeps = t.bits == 64 and 8 or 5
+  sweeps = sweeps or (t.bits == 64 and 8 or 5)
   for _ = 1, sweeps do
     for _, pq in ipairs { { 0, 1 }, { 0, 2 }, { 1, 2 } } do
       local p, q = pq[1], pq[2]
@@ -357,6 +363,94 @@ function M.svd(A)
   return fold_all(U), fold_all(S), fold_all(V)
 end
 
+-- 3x3: R0 = U V^T from the SVD, then one Newton step for the polar factor, so that reverse
+-- (and forward) mode get R's derivative also where singular values repeat (the identity,
+-- its multiples, rotations, diag(2, 1, 1): every MPM simulation starts at F = I). There U
+-- and V are not functions of A with a derivative, so differentiating R0 = U V^T through
+-- the Jacobi sweeps gives a wrong gradient, although R is smooth. Instead:
+--   D = R0 with a zero derivative: trunc(x 2^p) 2^-p (trunc's derivative is 0), R0 to
+--       2^-53 (f64) / 2^-24 (f32) absolute as its entries are in [-1, 1] (exact where
+--       |x| >= 1/2);
+--   M = D^T A, symmetric but for rounding; the Cayley rotation C(w) of the axial vector w
+--       with (tr(S) I - S) (2w) = axial(M - M^T), S = sym(M), makes C^T M symmetric to
+--       first order (S [x]x + [x]x S = [(tr(S) I - S) x]x for symmetric S);
+--   R = D C(w), S = sym(C^T M) (= sym(R^T A)).
+-- At the primal w is of rounding size (it refines R0), and as D is a constant to the
+-- derivative, dR = D [2 dw]x with (tr(S) I - S) (2 dw) = axial(D^T dA - dA^T D): the
+-- implicit derivative of the polar factor (R^T dA - dA^T R = K S + S K, K = R^T dR skew).
+-- It is defined wherever tr(S) I - S, with eigenvalues sigma_i + sigma_j, is nonsingular,
+-- repeated singular values included; singular only where R is not differentiable (or not
+-- unique): two singular values 0 (rank <= 1), or det(A) < 0 with sigma_3 = -sigma_2 (as at
+-- reflections, -I). Where it is (nearly) singular, w is not used: R and S are the SVD's
+-- U V^T and V diag(sigma) V^T, with the SVD's gradient (finite), as before.
+local function polar3(A, t)
+  -- fewer sweeps than lt.svd's 8 / 5: the Newton step below squares R0's error (with 3 / 3
+  -- tests/lang/composite_svd.lua still passes, with 2 f64 does not)
+  local U, Sg, V = svd3(A, t, t.bits == 64 and 6 or 4)
+  local u, v, a, sg = vals(U), vals(V), vals(A), vals(Sg)
+  local big = t.bits == 64 and 2.0 ^ 53 or 2.0 ^ 24
+  local R0, D = {}, {}                                      -- R0[i][j] = sum_k U[i][k] V[j][k]
+  for i = 0, 2 do
+    R0[i], D[i] = {}, {}
+    for j = 0, 2 do
+      local r = u[i * 3 + 1] * v[j * 3 + 1] + u[i * 3 + 2] * v[j * 3 + 2] + u[i * 3 + 3] * v[j * 3 + 3]
+      R0[i][j], D[i][j] = r, trunc(r * big) * (1.0 / big)
+    end
+  end
+  local Mm = {}                                             -- M = D^T A
+  for i = 0, 2 do
+    Mm[i] = {}
+    for j = 0, 2 do Mm[i][j] = D[0][i] * a[j + 1] + D[1][i] * a[j + 4] + D[2][i] * a[j + 7] end
+  end
+  -- N = tr(S) I - S, S = sym(M), divided by tr(N) = 2 tr(M) (>= 0: sigma_1 + sigma_2 + sigma_3)
+  local n = 2.0 * (Mm[0][0] + Mm[1][1] + Mm[2][2])
+  local nok = lt_(1e-30, n)
+  local inv = 1.0 / sel(nok, n, 1.0)
+  local h = 0.5 * inv
+  local tr = (Mm[0][0] + Mm[1][1] + Mm[2][2]) * inv
+  local n00, n11, n22 = tr - Mm[0][0] * inv, tr - Mm[1][1] * inv, tr - Mm[2][2] * inv
+  local n01, n02, n12 = -(Mm[0][1] + Mm[1][0]) * h, -(Mm[0][2] + Mm[2][0]) * h, -(Mm[1][2] + Mm[2][1]) * h
+  local k0, k1, k2 = (Mm[2][1] - Mm[1][2]) * inv, (Mm[0][2] - Mm[2][0]) * inv, (Mm[1][0] - Mm[0][1]) * inv
+  -- the adjugate of N (symmetric) and its determinant, the product of (sigma_i + sigma_j) / n
+  local c00, c11, c22 = n11 * n22 - n12 * n12, n00 * n22 - n02 * n02, n00 * n11 - n01 * n01
+  local c01, c02, c12 = n02 * n12 - n01 * n22, n01 * n12 - n02 * n11, n01 * n02 - n00 * n12
+  local det = n00 * c00 + n01 * c01 + n02 * c02
+  -- (nearly) singular: some (sigma_i + sigma_j) / n below about 4e-14 (f64) / 4e-6 (f32)
+  local ok = lt_(t.bits == 64 and 1e-14 or 1e-6, sel(nok, det, 0.0))
+  local id = 0.5 / sel(ok, det, 1.0)                      -- w = omega / 2 (Cayley)
+  local w0 = sel(ok, (c00 * k0 + c01 * k1 + c02 * k2) * id, 0.0)
+  local w1 = sel(ok, (c01 * k0 + c11 * k1 + c12 * k2) * id, 0.0)
+  local w2 = sel(ok, (c02 * k0 + c12 * k1 + c22 * k2) * id, 0.0)
+  -- C = I + 2 / (1 + |w|^2) ([w]x + [w]x^2), [w]x^2 = w w^T - |w|^2 I: a rotation for any w
+  local ww = w0 * w0 + w1 * w1 + w2 * w2
+  local f = 2.0 / (1.0 + ww)
+  local dg = 1.0 - f * ww
+  local C = {
+    [0] = { [0] = dg + f * w0 * w0, f * (w0 * w1 - w2), f * (w0 * w2 + w1) },
+    { [0] = f * (w0 * w1 + w2), dg + f * w1 * w1, f * (w1 * w2 - w0) },
+    { [0] = f * (w0 * w2 - w1), f * (w1 * w2 + w0), dg + f * w2 * w2 },
+  }
+  local R, P = {}, {}
+  for i = 0, 2 do
+    P[i] = {}
+    for j = 0, 2 do
+      R[i * 3 + j + 1] = D[i][0] * C[0][j] + D[i][1] * C[1][j] + D[i][2] * C[2][j]
+      P[i][j] = C[0][i] * Mm[0][j] + C[1][i] * Mm[1][j] + C[2][i] * Mm[2][j]   -- C^T M = R^T A
+    end
+  end
+  -- where w is 0 (not ok), the SVD's R0 = U V^T and V S V^T, as they were
+  local S = {}
+  for i = 0, 2 do
+    for j = 0, 2 do
+      local s0 = v[i * 3 + 1] * sg[1] * v[j * 3 + 1] + v[i * 3 + 2] * sg[5] * v[j * 3 + 2]
+        + v[i * 3 + 3] * sg[9] * v[j * 3 + 3]
+      R[i * 3 + j + 1] = sel(ok, R[i * 3 + j + 1], R0[i][j])
+      S[i * 3 + j + 1] = sel(ok, i == j and P[i][i] or (P[i][j] + P[j][i]) * 0.5, s0)
+    end
+  end
+  return fold_all(make(3, 3, t, R)), fold_all(make(3, 3, t, S))
+end
+
 -- A = R S with R a rotation and S symmetric.
 function M.polar_decompose(A)
   need_mat(A, "lt.polar_decompose", true)
@@ -371,9 +465,7 @@ function M.polar_decompose(A)
     return R, methods.mul(methods.transpose(R), A)
   end
   if A._n ~= 3 then fail("lt.polar_decompose supports 2x2 and 3x3 matrices (got " .. tname(A) .. ")") end
-  local U, S, V = M.svd(A)
-  local Vt = methods.transpose(V)
-  return methods.mul(U, Vt), methods.mul(methods.mul(V, S), Vt)
+  return polar3(A, t)
 end
 
 -- ---- functions on lt ------------------------------------------------------------------------

@@ -10,7 +10,10 @@
 -- rank-deficient matrices whose singular values are distinct). Then what
 -- docs/autodiff.md says of svd/polar at degenerate matrices (repeated or
 -- several zero singular values): finite gradients, the true one for losses of
--- the singular values alone, and for the 2x2 polar decomposition.
+-- the singular values alone, and for the polar decomposition (2x2 in closed
+-- form; 3x3 where sigma_i + sigma_j > 0: the identity, 2.5 I, rotations,
+-- diag(2, 1, 1) and its rotations, diag(3, 3, 1), near-degenerate, det < 0
+-- and generic matrices).
 local lt = require "lattice"
 lt.init {}
 
@@ -248,10 +251,69 @@ for _, dg in ipairs(degenerate) do
     if m2 then grad_check("svd degenerate", "energy of svd 2x2 at " .. name, energy2, { A2 }, { [A2] = m2 }) end
     grad_check("svd degenerate", "energy of svd 3x3 at " .. name, energy3, { A3 }, { [A3] = m3 })
   end
-  -- the 2x2 polar decomposition is in closed form: smooth wherever a + d and c - b are not both 0
-  if m2 and name ~= "zero" and name ~= "reflection" then
-    grad_check("polar degenerate", "polar_decompose 2x2 at " .. name, polar2, { A2 }, { [A2] = m2 })
+  -- the 2x2 polar decomposition is in closed form: smooth wherever a + d and c - b are not both 0;
+  -- the 3x3 one is differentiated as R's implicit derivative wherever every sigma_i + sigma_j > 0
+  if name ~= "zero" and name ~= "reflection" and name ~= "rank 1" then
+    if m2 then grad_check("polar degenerate", "polar_decompose 2x2 at " .. name, polar2, { A2 }, { [A2] = m2 }) end
+    grad_check("polar degenerate", "polar_decompose 3x3 at " .. name, polar3, { A3 }, { [A3] = m3 })
   end
+end
+
+-- the 3x3 polar decomposition at more points where singular values repeat (R is smooth there, U and V
+-- are not), nearly repeat, and generic ones; 2x2 at some of them
+local function rotation(x, y, z, w)         -- of a quaternion
+  local n = math.sqrt(x * x + y * y + z * z + w * w)
+  x, y, z, w = x / n, y / n, z / n, w / n
+  return { { 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w) },
+    { 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w) },
+    { 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y) } }
+end
+local function mm(p, q)
+  local r = {}
+  for i = 1, #p do
+    r[i] = {}
+    for j = 1, #q[1] do
+      local x = 0
+      for k = 1, #q do x = x + p[i][k] * q[k][j] end
+      r[i][j] = x
+    end
+  end
+  return r
+end
+local function scaled(m, f)
+  local r = {}
+  for i = 1, #m do r[i] = {} for j = 1, #m do r[i][j] = m[i][j] * f end end
+  return r
+end
+local function diag3(a, b, d) return { { a, 0, 0 }, { 0, b, 0 }, { 0, 0, d } } end
+local P1, P2 = rotation(0.3, -0.5, 0.7, 0.4), rotation(-0.6, 0.2, 0.1, 0.75)
+local Q1 = rotation(0.05, 0.9, -0.2, -0.3)
+local c2, s2 = math.cos(2.2), math.sin(2.2)
+local more = {
+  { "a generic rotation", { { c2, -s2 }, { s2, c2 } }, P1 },
+  { "2.5 x a rotation", scaled({ { c2, -s2 }, { s2, c2 } }, 2.5), scaled(Q1, 2.5) },
+  { "a rotation by pi/2", { { 0, -1 }, { 1, 0 } }, { { 0, -1, 0 }, { 1, 0, 0 }, { 0, 0, 1 } } },
+  { "-I (det > 0)", { { -1, 0 }, { 0, -1 } }, nil },
+  { "diag(2, 1, 1) rotated", nil, mm(mm(P1, diag3(2, 1, 1)), P2) },
+  { "diag(1, 1, 2)", nil, diag3(1, 1, 2) },
+  { "diag(3, 3, 1) rotated", nil, mm(mm(P2, diag3(3, 3, 1)), Q1) },
+  { "diag(0.5, 2, 2)", nil, diag3(0.5, 2, 2) },
+  { "a rotation x diag(1.2, 0.7)", mm({ { c2, -s2 }, { s2, c2 } }, { { 1.2, 0 }, { 0, 0.7 } }),
+    mm(Q1, diag3(1.2, 0.7, 0.7)) },
+  { "near I", { { 1 + 1e-4, 2e-4 }, { -1e-4, 1 } },
+    { { 1 + 1e-4, 2e-4, -1e-4 }, { -1e-4, 1 - 2e-4, 3e-4 }, { 2e-4, 1e-4, 1 } } },
+  { "nearly repeated", nil, mm(mm(P1, diag3(1.5, 1 + 1e-7, 1)), P2) },
+  { "generic 1", { { 0.8, -0.3 }, { 0.6, 1.4 } }, { { 0.8, -0.3, 0.2 }, { 0.6, 1.4, -0.5 }, { 0.1, 0.45, 0.9 } } },
+  { "generic 2", { { 2.1, 0.4 }, { -0.9, 0.3 } },
+    { { 2.1, 0.4, -0.7 }, { -0.9, 0.3, 0.6 }, { 0.2, -1.1, 0.8 } } },
+  { "generic 3 (ill-conditioned)", nil, mm(mm(P2, diag3(3, 0.02, 0.001)), P1) },
+  { "det < 0, generic", { { 0.4, 1.3 }, { 1.1, -0.7 } }, mm(mm(P1, diag3(1.6, 0.9, -0.4)), Q1) },
+  { "rank 2", nil, mm(mm(Q1, diag3(1.3, 0.6, 0)), P2) },
+}
+for _, mc in ipairs(more) do
+  local name, m2, m3 = mc[1], mc[2], mc[3]
+  if m2 then grad_check("polar more", "polar_decompose 2x2 at " .. name, polar2, { A2 }, { [A2] = m2 }) end
+  if m3 then grad_check("polar more", "polar_decompose 3x3 at " .. name, polar3, { A3 }, { [A3] = m3 }) end
 end
 
 -- ---- tanh -------------------------------------------------------------------------------------
