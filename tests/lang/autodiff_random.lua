@@ -9,7 +9,19 @@
 -- result, atomic adds and subtractions into shared elements, two loops with
 -- serial code between them, struct-fors, vector fields and a vector argument,
 -- kernels chained on a tape, one kernel called several times, state per step
--- x[s + 1][i] from x[s][...]), loads it, runs it, and compares every gradient
+-- x[s + 1][i] from x[s][...]; and the loops of the adjoint stack: inner loops
+-- carrying locals from one iteration to the next by non-sum updates t = f(t,
+-- ...), f a random expression squashed so that t stays bounded, with constant
+-- trip counts, an i32 argument m's (also m + i % 2) and the enclosing inner
+-- loop's variable, nested two deep (a local carried by the inner loop, or by
+-- both), updates in `if`s, locals defined before the loops and in their
+-- bodies, sums in them (also read by the updates: then carried), atomic adds
+-- and the returned reduction in them, a while loop inside; `while` loops with
+-- a data-dependent trip count (t grows from a positive value past a bound, a
+-- constant or an expression, by t C + D, or by a random step with a counter
+-- n < K in the test; or a sum the test reads), carrying a second local (also
+-- through a for loop in the body), summing another, the trip count read
+-- after), loads it, runs it, and compares every gradient
 -- (fields with needs_grad, arguments by tape:backward(...)[call].name or
 -- k:grad) with central finite differences in f64: |g - fd| <= 1e-6 max(1, |fd|).
 --
@@ -33,13 +45,29 @@
 -- tan and atan2 only see arguments where they are smooth and far from their
 -- poles, and large values are squashed. Kinks (abs, min, max, `if`, %,
 -- floor) are only probably far from the point: an element whose differences
--- at h and h/10 disagree is skipped and counted.
+-- at h and h/10 disagree is skipped and counted. So are the switching points of
+-- a while loop's trip count, piecewise constant in the inputs. A carried local
+-- t with values in [-B, B] is updated by sin(g), tanh(g), t cos(g), or A t +
+-- K sin(g) / A t + K atan(g) with |A| B + K max|sin or atan| <= B; a while loop
+-- ends by itself (t C + D with C >= 1.1 from t >= 0.2) or by its counter.
 --
 -- The generator found two bugs, both fixed (tests/lang/autodiff.lua keeps
 -- their cases): a term of a sum whose top operation was + or - (or a read of
 -- another local) got no gradient, and an `if` in a loop reading a
 -- kernel-level local that a top-level `if` assigned made the adjoint write
 -- that local back inside the parallel loop (refused by the race check).
+--
+-- A known bug, left out unless LT_AD_KNOWN_BUGS=1: a local summed in an inner
+-- or while loop and read later in the same iteration, after its update, gets
+-- no gradient through that read in reverse mode (forward mode is right, and so
+-- is a read before the update); d y[i] / d x[i] is 0, not 2.5, in
+--   for i in lt.ndrange(N) do
+--     local h, c = lt.f64(0.5), lt.f64(0)
+--     for j = 0, 1 do c = c + x[i]; h = h * 0.5 + c end
+--     y[i] = h
+--   end
+-- (also with lt.atomic_add(y[i], c) or a returned reduction s = s + c * c as the
+-- read). The generator puts a sum's update after the reads of it.
 --
 -- Reproduce: LT_AD_SEED=<seed> picks another seed, LT_AD_CASE=<n> runs case n
 -- alone, LT_AD_CASES=<n> runs n cases, LT_AD_VERBOSE=1 prints every source.
@@ -59,6 +87,8 @@ local slow = os.getenv("LT_CHECK_PTX") ~= nil or os.getenv("LT_ARCH") == "cuda"
 local CASES = tonumber(os.getenv("LT_AD_CASES") or "") or (slow and 24 or 130)
 local ONLY = tonumber(os.getenv("LT_AD_CASE") or "")
 local VERBOSE = os.getenv("LT_AD_VERBOSE") == "1"
+-- LT_AD_KNOWN_BUGS=1 also generates what the known bug (in the header) breaks
+local KNOWN_BUGS = os.getenv("LT_AD_KNOWN_BUGS") == "1"
 
 
 -- ---- a small PRNG (an LCG on 64-bit integers; math.random is not used) ---------
@@ -526,6 +556,359 @@ function Gen:inner_sum(ctx, d)
   end
 end
 
+-- ---- loops that carry locals (the adjoint stack) ------------------------------------------
+
+-- the run-time trip count argument m of a kernel (an i32, its values per call)
+local MR = { 0, 3 }
+
+-- the bounds of an inner loop: its source "a, b", the range of its variable and at
+-- most how many iterations it runs; a constant trip count, the argument m (also plus
+-- i % 2: per element), or the variable of the enclosing inner loop (outer)
+function Gen:trip(outer)
+  local R = self.R
+  local forms = { { 3, "const" } }
+  if self.int_param then forms[#forms + 1] = { 4, "arg" } end
+  if outer then forms[#forms + 1] = { 3, "outer" } end
+  local f = R.weighted(forms)
+  count("trip_" .. f)
+  if f == "const" then
+    local k = R.int(1, 4)
+    if R.chance(0.5) then return ("0, %d"):format(k - 1), 0, k - 1, k end
+    return ("1, %d"):format(k), 1, k, k
+  elseif f == "arg" then
+    local m, r = self.int_param, R.next()
+    if r < 0.4 then return ("0, %s - 1"):format(m), 0, MR[2] - 1, MR[2]
+    elseif r < 0.7 then return ("1, %s"):format(m), 1, MR[2], MR[2] end
+    return ("0, %s + i %% 2 - 1"):format(m), 0, MR[2], MR[2] + 1
+  end
+  return ("0, %s"):format(outer.name), 0, outer.hi, outer.hi + 1
+end
+
+-- a bounded atom for a local s with values in [-b, b]: s, or s scaled into [-6, 6]
+-- (then an expression, so marked read: not in the branches of an `if`)
+local function bounded_atom(ctx, s, b, must)
+  if b <= 6 then return add_atom(ctx, s, -b, b, false, must, "load") end
+  local sc, sv = num(6 / b, 4)
+  return add_atom(ctx, ("(%s * %s)"):format(s, sc), -b * sv, b * sv, true, must)
+end
+
+-- a new local carried by a loop: its values stay within [-B, B], B >= 1
+function Gen:carried_local(ctx, d)
+  local init = self:expr(ctx, d)
+  local t = self:fresh("h")
+  self:emit("local %s = lt.f64(%s)", t, init.c)
+  local B = math.max(mag(init), 1)
+  return node(t, -B, B, false, "load")
+end
+
+-- the update a = f(a, ...) of a carried local a (its values in [a.lo, a.hi] =
+-- [-B, B]) by a random expression g of the atoms of lctx, a among them, squashed so
+-- that the update keeps a within [-B, B]: sin(g), tanh(g), a cos(g),
+-- A a + K sin(g) and A a + K atan(g) with |A| + K <= 1 (K sin or atan scaled)
+function Gen:carry_update(lctx, a, d)
+  local R = self.R
+  a.used = false
+  local g = self:expr(lctx, d)
+  if not a.used then
+    local s, sv = num(R.uniform(0.4, 1.0) * (R.chance(0.5) and -1 or 1), 2)
+    local lo, hi = imul(a, { lo = sv, hi = sv })
+    g = self:bound(node(("(%s + %s * %s)"):format(g.c, s, a.c), g.lo + lo, g.hi + hi, g.read or a.read, "add"))
+  end
+  a.used = true
+  local forms = { { 2, "sin" }, { 4, "mix" }, { 2, "mul" }, { 2, "atan" } }
+  if has_tanh then forms[#forms + 1] = { 2, "tanh" } end
+  local f = R.weighted(forms)
+  count("carry_" .. f)
+  local B = a.hi
+  if f == "sin" or f == "tanh" then return ("%s = lt.%s(%s)"):format(a.c, f, g.c)
+  elseif f == "mul" then return ("%s = %s * lt.cos(%s)"):format(a.c, a.c, g.c) end
+  local As, Av = num(R.uniform(0.2, 0.8) * (R.chance(0.25) and -1 or 1), 2)
+  local top = f == "mix" and 1 or math.pi / 2
+  local Ks, Kv = num((1 - math.abs(Av)) * B / top * R.uniform(0.3, 0.95), 3)
+  assert(math.abs(Av) * B + Kv * top <= B)
+  return ("%s = %s * %s + %s * lt.%s(%s)"):format(a.c, As, a.c, Ks, f == "mix" and "sin" or "atan", g.c)
+end
+
+-- one level of carried inner loops: for j = ... do (a local of the body) (a nested
+-- loop carrying a new local and/or one of cs) (the sum) (the updates of cs) end;
+-- cs: the locals it carries, sum: a local summed in it (or a nested one; read
+-- by the updates too, sometimes: then it is carried, not a sum), levels: 1 or 2,
+-- outer: the enclosing inner loop's variable, before: at most how many times the
+-- loop runs
+function Gen:carry_loop(ctx, cs, sum, levels, outer, before, d)
+  local R = self.R
+  local ictx = copy_ctx(ctx)
+  for _, a in ipairs(cs) do ictx.atoms[#ictx.atoms + 1] = a end
+  local j = self:fresh("j")
+  local range, jlo, jhi, trips = self:trip(outer)
+  local total = before * trips
+  add_atom(ictx, ("x[(i + %s) %% N]"):format(j), XR[1], XR[2], true)
+  add_atom(ictx, ("w[%s %% N]"):format(j), WR[1], WR[2], true)
+  add_atom(ictx, ("lt.f64(%s)"):format(j), jlo, jhi, true)
+  self:emit("for %s = %s do", j, range)
+  self.depth = self.depth + 1
+  if R.chance(0.3) then            -- a local of the loop's body
+    count("carried_body_local")
+    local n = self:expr(ictx, d)
+    local v = self:fresh("e")
+    self:emit("local %s = %s", v, n.c)
+    add_atom(ictx, v, n.lo, n.hi, n.read, false, n.op)
+  end
+  local updated = {}
+  local nested_while = levels > 1 and R.chance(0.25)
+  if nested_while then             -- a while loop inside (it carries its own locals)
+    count("carried_while_inside")
+    self:while_loop(ictx, 1)
+  elseif levels > 1 then
+    count("carried_nested")
+    local inner = {}
+    local fresh
+    if R.chance(0.6) then          -- a local the nested loop carries, defined here
+      fresh = self:carried_local(ictx, R.int(0, 1))
+      inner[1] = fresh
+    end
+    if #inner == 0 or R.chance(0.4) then   -- a local both loops carry
+      count("carried_both")
+      local a = R.pick(cs)
+      inner[#inner + 1] = a
+      updated[a] = R.chance(0.5)   -- then updated at this level only sometimes
+    end
+    local isum = sum
+    if sum and R.chance(0.4) then isum = nil end
+    self:carry_loop(ictx, inner, isum, levels - 1, { name = j, lo = jlo, hi = jhi }, total, 1)
+    if fresh then ictx.atoms[#ictx.atoms + 1] = fresh end
+  end
+  local sum_line
+  if sum and not sum.placed then   -- c = c + e (or -)
+    local e = self:expr(ictx, d)
+    sum_line = R.pick { "%s = %s + %s", "%s = %s - %s", "%s = %s + %s" }:format(sum.name, sum.name, e.c)
+    sum.placed, sum.b = true, total * mag(e)
+    local read = R.chance(0.5)
+    if read then                   -- the sum read by the updates: carried, not a sum
+      count("carried_sum_read")
+      bounded_atom(ictx, sum.name, sum.b, false)
+    end
+    -- read after its update in the iteration, the read gets no gradient (KNOWN_BUGS):
+    -- the sum's update goes last, after the reads
+    if not read or KNOWN_BUGS then
+      self:emit("%s", sum_line)
+      sum_line = nil
+    end
+  end
+  for _, a in ipairs(cs) do
+    if updated[a] == nil or updated[a] then
+      local line = self:carry_update(ictx, a, d)
+      if R.chance(0.15) then         -- an update in an `if`
+        count("carried_if")
+        self:emit("if %s then %s end", self:cond(ictx, 1), line)
+      else
+        self:emit("%s", line)
+      end
+    end
+  end
+  -- the kernel's outputs added to in the loop: an atomic add, the returned reduction
+  local outs = self.spec.outputs
+  if (outs.acc or outs.L) and R.chance(0.3) then
+    count("carried_atomic")
+    local e = self:expr(ictx, d)
+    if outs.acc and (not outs.L or R.chance(0.5)) then
+      self:emit("lt.atomic_add(acc[(i + %s) %% 3], %s)", j, e.c)
+    else
+      self:emit("lt.atomic_add(L.value, %s)", e.c)
+    end
+  end
+  if self.red and R.chance(0.3) then
+    count("carried_ret_sum")
+    self:emit("%s = %s + %s", self.red, self.red, self:expr(ictx, d).c)
+  end
+  if sum_line then self:emit("%s", sum_line) end
+  self.depth = self.depth - 1
+  self:emit("end")
+end
+
+-- inner loops (one, or two nested) in a kernel's loop carrying locals from one
+-- iteration to the next (t = f(t, ...): the adjoint stack), with a local defined
+-- before them and a sum in them; after them the locals are atoms of ctx
+function Gen:carried(ctx, d)
+  local R = self.R
+  count("carried")
+  if R.chance(0.4) then            -- a local defined before the loop, read in it
+    count("carried_pre_local")
+    local n = self:expr(ctx, R.int(1, 2))
+    local v = self:fresh("r")
+    self:emit("local %s = %s", v, n.c)
+    add_atom(ctx, v, n.lo, n.hi, n.read, true, n.op)
+  end
+  local cs = { self:carried_local(ctx, R.int(0, 2)) }
+  if R.chance(0.25) then cs[2] = self:carried_local(ctx, R.int(0, 2)) end
+  local sum
+  if R.chance(0.4) then
+    count("carried_sum")
+    sum = { name = self:fresh("c") }
+    self:emit("local %s = lt.f64(0)", sum.name)
+  end
+  self:carry_loop(ctx, cs, sum, R.chance(0.5) and 2 or 1, nil, 1, d)
+  for _, a in ipairs(cs) do add_atom(ctx, a.c, a.lo, a.hi, false, true, "load") end
+  if sum then bounded_atom(ctx, sum.name, sum.b, true) end
+end
+
+-- a while loop with a data-dependent trip count: t from a positive value grows
+-- until it passes a bound (a constant or an expression), by t = t C + D (C >= 1.1,
+-- D >= 0: it ends by itself) or by a random step (then a counter n < K ends it
+-- too); or a sum c that its test reads (c < B and n < K); the body may carry a
+-- second local by a random update, sum another and define a local. The trip count is
+-- piecewise constant: where it switches within h of the point, the differences
+-- disagree and the element is skipped.
+function Gen:while_loop(ctx, d)
+  local R = self.R
+  local form = R.weighted { { 4, "grow" }, { 2, "step" }, { 2, "sum_test" } }
+  count("while_" .. form)
+  local counter = form ~= "grow" or R.chance(0.5)
+  if R.chance(0.3) then            -- a local defined before the loop, read in it
+    count("carried_pre_local")
+    local n = self:expr(ctx, R.int(1, 2))
+    local v = self:fresh("r")
+    self:emit("local %s = %s", v, n.c)
+    add_atom(ctx, v, n.lo, n.hi, n.read, true, n.op)
+  end
+  -- the bound
+  local Bs, Blo, Bhi
+  if R.chance(0.6) then
+    local v
+    Bs, v = num(R.uniform(1.5, 3.0), 2)
+    Blo, Bhi = v, v
+  else
+    count("while_bound_expr")
+    local b = self:expr(ctx, 1)
+    Bs, Blo, Bhi = ("(2.0 + 0.5 * lt.sin(%s))"):format(b.c), 1.5, 2.5
+  end
+  local K = R.int(3, 6)
+  local t = self:fresh(form == "sum_test" and "c" or "h")
+  local n = self:fresh("n")
+  -- t's start
+  local lo, hi
+  if form == "sum_test" then
+    self:emit("local %s = lt.f64(0)", t)
+    lo, hi = 0, 0
+  else
+    local e0 = self:expr(ctx, R.int(0, 2))
+    local r = R.next()
+    local s
+    if r < 0.4 then
+      s, lo, hi = ("(0.6 + 0.4 * lt.sin(%s))"):format(e0.c), 0.2, 1.0
+    elseif r < 0.7 then
+      s, lo, hi = ("lt.exp(0.5 * lt.sin(%s))"):format(e0.c), math.exp(-0.5), math.exp(0.5)
+    else
+      local p = self:positive(e0)
+      if p.hi <= 3 then s, lo, hi = p.c, p.lo, p.hi
+      else s, lo, hi = ("(0.6 + 0.4 * lt.cos(%s))"):format(e0.c), 0.2, 1.0 end
+    end
+    self:emit("local %s = lt.f64(%s)", t, s)
+  end
+  local u = R.chance(0.35) and self:carried_local(ctx, R.int(0, 1)) or nil
+  local sum
+  if R.chance(0.35) then
+    count("while_sum")
+    sum = self:fresh("c")
+    self:emit("local %s = lt.f64(0)", sum)
+  end
+  if counter then self:emit("local %s = 0", n) end
+  local test = ("%s < %s"):format(t, Bs)
+  if counter then
+    test = R.chance(0.5) and ("%s and %s < %d"):format(test, n, K) or ("%s < %d and %s"):format(n, K, test)
+  end
+  self:emit("while %s do", test)
+  self.depth = self.depth + 1
+  -- the step of t, and the interval t keeps within the loop and after it
+  local ictx = copy_ctx(ctx)
+  local tmax, iters, step
+  if form == "grow" then
+    local Cs, Cmin, Cmax, Ds, Dmax
+    if R.chance(0.5) then
+      local v
+      Cs, v = num(R.uniform(1.15, 1.6), 2)
+      Cmin, Cmax = v, v
+    else
+      Cs, Cmin, Cmax = nil, 1.1, 1.4
+    end
+    if R.chance(0.5) then
+      local v
+      Ds, v = num(R.uniform(0.02, 0.3), 2)
+      Dmax = v
+    else
+      Ds, Dmax = nil, 0.2
+    end
+    tmax = math.max(hi, Bhi * Cmax + Dmax)
+    local tctx = copy_ctx(ctx)
+    add_atom(tctx, t, lo, tmax, false, false, "load")
+    tctx.atoms[#tctx.atoms + 1] = u
+    add_atom(tctx, ("x[(i + %s) %% N]"):format(R.int(0, N - 1)), XR[1], XR[2], true)
+    if not Cs then Cs = ("(1.25 + 0.15 * lt.sin(%s))"):format(self:expr(tctx, 1).c) end
+    if not Ds then Ds = ("(0.1 + 0.1 * lt.cos(%s))"):format(self:expr(tctx, 1).c) end
+    step = ("%s = %s * %s + %s"):format(t, t, Cs, Ds)
+    iters = math.ceil(math.log(Bhi / lo) / math.log(Cmin)) + 1
+  elseif form == "step" then
+    local tctx = copy_ctx(ctx)
+    local ta = add_atom(tctx, t, lo, math.max(hi, Bhi + 1), false, false, "load")
+    tctx.atoms[#tctx.atoms + 1] = u
+    ta.used = false
+    local g = self:expr(tctx, d)
+    if not ta.used then g = node(("(%s * %s)"):format(g.c, t), 0, 0, true) end
+    local Ks, Kv = num(R.uniform(0.2, 0.5), 2)
+    step = ("%s = %s + %s * (1.0 + lt.sin(%s))"):format(t, t, Ks, g.c)
+    tmax = math.max(hi, Bhi + 2 * Kv)
+  else
+    local tctx = copy_ctx(ctx)
+    add_atom(tctx, t, 0, Bhi, false, false, "load")
+    tctx.atoms[#tctx.atoms + 1] = u
+    local g = self:expr(tctx, d)
+    step = ("%s = %s + (0.4 + 0.2 * lt.sin(%s))"):format(t, t, g.c)
+    tmax = Bhi + 0.6
+  end
+  if counter then iters = K elseif not iters then iters = K end
+  local tatom = node(t, lo, tmax, false, "load")
+  ictx.atoms[#ictx.atoms + 1] = tatom
+  if u then ictx.atoms[#ictx.atoms + 1] = u end
+  add_atom(ictx, ("x[(i + %s) %% N]"):format(R.int(0, N - 1)), XR[1], XR[2], true)
+  add_atom(ictx, ("w[(i + %s) %% N]"):format(R.int(0, N - 1)), WR[1], WR[2], true)
+  if R.chance(0.3) then            -- a local of the loop's body
+    count("while_body_local")
+    local e = self:expr(ictx, d)
+    local v = self:fresh("e")
+    self:emit("local %s = %s", v, e.c)
+    add_atom(ictx, v, e.lo, e.hi, e.read, false, e.op)
+  end
+  local lines = { step }
+  if u then
+    count("while_carry2")
+    local l = self:carry_update(ictx, u, d)
+    if R.chance(0.3) then          -- u carried by an inner for loop too
+      count("while_inner_for")
+      local jq = self:fresh("j")
+      l = ("for %s = 0, %d do %s end"):format(jq, R.int(0, 2), l)
+    end
+    lines[#lines + 1] = l
+  end
+  if sum then
+    local e = self:expr(ictx, d)
+    lines[#lines + 1] = ("%s = %s + %s"):format(sum, sum, e.c)
+    sum = { name = sum, b = iters * mag(e) }
+  end
+  -- in random order, the step first or last
+  if R.chance(0.5) then table.insert(lines, table.remove(lines, 1)) end
+  for _, l in ipairs(lines) do self:emit("%s", l) end
+  if counter then self:emit("%s = %s + 1", n, n) end
+  self.depth = self.depth - 1
+  self:emit("end")
+  add_atom(ctx, t, lo, tmax, false, true, "load")
+  if u then add_atom(ctx, u.c, u.lo, u.hi, false, true, "load") end
+  if sum then bounded_atom(ctx, sum.name, sum.b, true) end
+  if counter and R.chance(0.3) then   -- the trip count: piecewise constant
+    count("while_count_read")
+    add_atom(ctx, ("lt.f64(%s)"):format(n), 0, K, true)
+  end
+end
+
 -- ---- kernels -------------------------------------------------------------------------
 
 -- spec: params (list of {name, kind = "f64" | "dvec2" | "int", range}), reads (set of
@@ -536,9 +919,13 @@ function Gen:kernel(name, spec)
   self.lines, self.depth = {}, 0
   local names, types = {}, {}
   local top = { atoms = {} }
+  self.int_param, self.spec, self.red = nil, spec, nil
   for _, prm in ipairs(spec.params) do
     names[#names + 1] = prm.name
-    if prm.kind == "f64" then
+    if prm.kind == "int" and prm.range then    -- m: the trip count of inner loops
+      types[#types + 1] = prm.name .. " = lt.i32"
+      self.int_param = prm.name
+    elseif prm.kind == "f64" then
       types[#types + 1] = prm.name .. " = lt.f64"
       add_atom(top, prm.name, prm.range[1], prm.range[2], false, R.chance(0.8))
     elseif prm.kind == "dvec2" then
@@ -602,6 +989,7 @@ function Gen:kernel(name, spec)
   local red
   if spec.outputs.ret then
     red = self:fresh("s")
+    self.red = red
     if R.chance(0.3) then
       local n = self:expr(topr, 1)
       self:emit("local %s = lt.f64(%s)", red, n.c)
@@ -676,6 +1064,8 @@ function Gen:kernel(name, spec)
       add_atom(ctx, v, n.lo, n.hi, n.read, true, n.op)
     end
     if R.chance(0.25) then self:inner_sum(ctx, R.int(1, 2)) end
+    if R.chance(0.25) then self:carried(ctx, R.int(1, 2)) end
+    if R.chance(0.2) then self:while_loop(ctx, R.int(1, 2)) end
     if R.chance(0.35) then self:gen_if(ctx, 2) end
     -- writes
     local outs = {}
@@ -773,6 +1163,7 @@ local function scalar_params(R, allow_vec)
     ps[#ps + 1] = { name = "v", kind = "dvec2" }
     count("arg_dvec2")
   end
+  if R.chance(0.4) then ps[#ps + 1] = { name = "m", kind = "int", range = MR } end
   return ps
 end
 
@@ -780,7 +1171,11 @@ local function argvals(R, params)
   local vals = {}
   for _, prm in ipairs(params) do
     if prm.kind == "f64" then vals[prm.name] = R.uniform(prm.range[1], prm.range[2])
-    elseif prm.kind == "dvec2" then vals[prm.name] = { R.uniform(VXR[1], VXR[2]), R.uniform(VYR[1], VYR[2]) } end
+    elseif prm.kind == "dvec2" then vals[prm.name] = { R.uniform(VXR[1], VXR[2]), R.uniform(VYR[1], VYR[2]) }
+    elseif prm.kind == "int" and prm.range then -- 0 (no iterations) rarely
+      vals[prm.name] = R.weighted { { 1, 0 }, { 2, 1 }, { 3, 2 }, { 3, 3 } }
+      assert(vals[prm.name] >= prm.range[1] and vals[prm.name] <= prm.range[2])
+    end
   end
   return vals
 end
@@ -847,6 +1242,7 @@ local function gen_case(R)
   elseif kind == "twice" then  -- one kernel called twice, adding into the same elements with other arguments
     local params = { { name = "a", kind = "f64", range = AR } }
     if R.chance(0.5) then params[2] = { name = "b", kind = "f64", range = BR } end
+    if R.chance(0.4) then params[#params + 1] = { name = "m", kind = "int", range = MR } end
     local ki = add_kernel { params = params, reads = set { "x", "w" }, outputs = { [R.pick { "acc", "L" }] = true },
       loops = 1 }
     call(ki)
@@ -855,7 +1251,9 @@ local function gen_case(R)
     case.grad, case.loss = "tape", "L"
     call(0)
   else                        -- state per step
-    local ki = add_kernel { params = { { name = "s", kind = "int" }, { name = "a", kind = "f64", range = AR } },
+    local params = { { name = "s", kind = "int" }, { name = "a", kind = "f64", range = AR } }
+    if R.chance(0.4) then params[3] = { name = "m", kind = "int", range = MR } end
+    local ki = add_kernel { params = params,
       reads = {}, outputs = { xs = true }, loops = 1, state = true }
     for s = 0, S - 2 do call(ki, { s = s }) end
     case.grad = "tape"
@@ -892,7 +1290,7 @@ end
 local function arglist(c)
   local out = {}
   for i, prm in ipairs(c.params or {}) do
-    if prm.kind == "int" then out[i] = c.ints[prm.name]
+    if prm.kind == "int" then out[i] = c.ints and c.ints[prm.name] or c.vals[prm.name]
     elseif prm.kind == "f64" then out[i] = c.vals[prm.name]
     else out[i] = lt.dvec2(c.vals[prm.name][1], c.vals[prm.name][2]) end
   end
