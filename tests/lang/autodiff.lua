@@ -339,6 +339,14 @@ do
     end
   end, { a = lt.f64 })
   grad_check("an if in a loop reading a local a top-level if assigned", toplocal, 1.5)
+  local sumread = lt.kernel(function()     -- a sum read after its update: carried, not a pure sum
+    for i in lt.ndrange(N) do
+      local h, c = lt.f64(0.5), lt.f64(0)
+      for j = 0, 1 do c = c + x[i] * w[j]; h = h * 0.5 + c end
+      y[i] = h
+    end
+  end)
+  grad_check("a local summed in an inner loop and read after its update", sumread)
 end
 
 -- ---- inner loops ------------------------------------------------------------------

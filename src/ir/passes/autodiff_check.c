@@ -265,8 +265,31 @@ static void check_sum_use(ir_stmt *t, void *ud) {
 ** body's local summed by an inner loop), whose adjoint needs no value of
 ** it. A local the loop uses otherwise is carried from one iteration to the
 ** next (an inner loop's adjoint stack) or refused (a kernel-level one). */
+/* The uses of s in the statements after it (their blocks included). */
+static int uses_in(const ir_block *blk, const ir_stmt *from, const ir_stmt *s) {
+  int n = 0;
+  for (const ir_stmt *t = from ? from : blk->first; t; t = t->next) {
+    for (int i = 0; i < t->nops; i++) n += t->ops[i] == s;
+    for (int b = 0; b < 2; b++)
+      if (t->blocks[b]) n += uses_in(t->blocks[b], NULL, s);
+  }
+  return n;
+}
+
+/* Whether the values on the sum's path from var's load to its store are
+** used by the sum alone: `c = c + x; h = c` (c's new value read as the
+** add's value) makes c more than a sum, whose adjoint would skip that read. */
+static bool private_path(const ir_stmt *o, const ir_stmt *var) {
+  if (uses_in(o->parent, o->next, o) != 1) return false;
+  if (o->op == IR_local_load) return true;
+  if (o->op == IR_cast) return private_path(o->ops[0], var);
+  for (int i = 0; i < 2 && i < o->nops; i++)
+    if (ad_contains(o->ops[i], var)) return private_path(o->ops[i], var);
+  return false;
+}
+
 bool ad_is_reduction(const ir_stmt *s) {
-  if (!sum_shape(s)) return false;
+  if (!sum_shape(s) || !private_path(s->ops[1], s->ops[0])) return false;
   sum_scan sc = {s->ops[0], true};
   ir_walk(innermost_loop(s)->blocks[0], check_sum_use, &sc);
   return sc.ok;
