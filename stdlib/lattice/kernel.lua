@@ -468,16 +468,21 @@ local function compiled(self, tys, key, grad, background, fwd)
   return ck
 end
 
--- The f64 array an adjoint adds its arguments' gradients to (slot n for IR
--- argument n), zeroed; one per program.
-local grad_buffer
-local function arg_grads()
-  if not grad_buffer or grad_buffer.gen ~= state.gen then
-    grad_buffer = { gen = state.gen, a = ndm.new(types.by_name.f64, { 16 }) }
+-- A zeroed f64 array of n slots, one per program and name: where an adjoint
+-- adds its arguments' gradients ("grads", 16: slot i for IR argument i) and
+-- where a tangent kernel finds its arguments' tangents ("duals", 17: the
+-- result's in slot 16). Zeroed without a:fill, which a tape refuses.
+local scratch = {}
+local function scratch_array(name, n)
+  local b = scratch[name]
+  if not b or b.gen ~= state.gen then
+    b = { gen = state.gen, a = ndm.new(types.by_name.f64, { n }) }
+    scratch[name] = b
   end
-  grad_buffer.a:fill(0)
-  return grad_buffer.a
+  core.ndarray_fill(b.a._ud, 0)
+  return b.a
 end
+local function arg_grads() return scratch_array("grads", 16) end
 
 -- The gradients in `out` by parameter name: a number for a float scalar, a
 -- vector or matrix for those (their components' gradients); integer,
@@ -610,16 +615,7 @@ local function tangent_slots(self, tys, tangents)
   return mask, vals
 end
 
--- The f64 array of a tangent kernel's argument tangents (slot n for IR
--- argument n) and its result's (slot 16), zeroed; one per program.
-local dual_buffer
-local function arg_duals()
-  if not dual_buffer or dual_buffer.gen ~= state.gen then
-    dual_buffer = { gen = state.gen, a = ndm.new(types.by_name.f64, { 17 }) }
-  end
-  dual_buffer.a:fill(0)
-  return dual_buffer.a
-end
+local function arg_duals() return scratch_array("duals", 17) end
 
 local function invoke_fwd(self, tangents, ...)
   if T.active() then T.fail("a kernel cannot call another kernel; call a plain Lua function instead") end
