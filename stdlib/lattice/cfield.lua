@@ -45,42 +45,31 @@ end
 -- of those; needs_dual likewise gives f.dual, the tangents (forward mode)
 function M.new(ensure, ct, shape, name, needs_grad, needs_dual)
   local tys, suffixes = ct:leaf_types(), ct:leaf_names()
-  if needs_dual then
-    local matrix = require "lattice.matrix"
-    if not matrix.is_ctype(ct) then
-      raise("lt.field: duals of struct fields are not supported yet (vectors and matrices have them); "
+  -- what (a struct's "gradients"/"duals") and the option's phrase for the messages
+  local function check_float(plural, option)
+    if not require("lattice.matrix").is_ctype(ct) then
+      raise("lt.field: " .. plural .. " of struct fields are not supported yet (vectors and matrices have them); "
         .. "docs/autodiff.md")
     end
     if ct.dtype.name ~= "f32" and ct.dtype.name ~= "f64" then
-      raise("lt.field: a field with a dual (needs_dual, forward mode) holds f32 or f64 components, not "
-        .. ct.dtype.name)
+      raise("lt.field: a field with " .. option .. " holds f32 or f64 components, not " .. ct.dtype.name)
     end
   end
-  if needs_grad then
-    local matrix = require "lattice.matrix"
-    if not matrix.is_ctype(ct) then
-      raise("lt.field: gradients of struct fields are not supported yet (vectors and matrices have them); "
-        .. "docs/autodiff.md")
-    end
-    if ct.dtype.name ~= "f32" and ct.dtype.name ~= "f64" then
-      raise("lt.field: a field with a gradient (needs_grad) holds f32 or f64 components, not " .. ct.dtype.name)
-    end
-  end
+  if needs_dual then check_float("duals", "a dual (needs_dual, forward mode)") end
+  if needs_grad then check_float("gradients", "a gradient (needs_grad)") end
   local comps = {}
   for k, t in ipairs(tys) do
     comps[k] = fieldm.new(ensure, t, nil, { name = name and (name .. suffixes[k]) or nil, needs_grad = needs_grad,
       needs_dual = needs_dual })
   end
   local f = make(ct, comps, name)
-  if needs_grad then
-    local grads = {}
-    for k, c in ipairs(comps) do grads[k] = c.grad end
-    rawset(f, "_grad", make(ct, grads, name and (name .. ".grad") or nil))
-  end
-  if needs_dual then
-    local duals = {}
-    for k, c in ipairs(comps) do duals[k] = c.dual end
-    rawset(f, "_dual", make(ct, duals, name and (name .. ".dual") or nil))
+  -- f.grad / f.dual: the composite of the components' own
+  for _, side in ipairs { needs_grad and "grad" or false, needs_dual and "dual" or false } do
+    if side then
+      local parts = {}
+      for k, c in ipairs(comps) do parts[k] = c[side] end
+      rawset(f, "_" .. side, make(ct, parts, name and (name .. "." .. side) or nil))
+    end
   end
   if shape ~= nil then
     ensure()
