@@ -628,9 +628,15 @@ void jit_sparse_get_stats(jit_sparse *s, jit_sparse_stats *out) {
 
 int64_t jit_sparse_active_cells(jit_sparse *s, int snode) {
   if (snode < 0 || snode >= IR_MAX_SNODES || !s->registered[snode]) return 0;
-  int64_t n = 0;
-  dev_read(s, &n, RT_ITEM(s, active, snode), sizeof n);
-  return n;
+  /* the sum of the SNode's stripes (rt_count_active); the stride is a pure
+  ** function of nsnodes, so it needs no read of the header */
+  int64_t stride = rt_active_stride(s->hdr.nsnodes), total = 0;
+  for (int k = 0; k < RT_ACTIVE_STRIPES; k++) {
+    int64_t n = 0;
+    dev_read(s, &n, RT_ITEM(s, active, k * stride + snode), sizeof n);
+    total += n;
+  }
+  return total;
 }
 
 bool jit_sparse_take_error(jit_sparse *s, const ir_program *p, char *msg, size_t len) {

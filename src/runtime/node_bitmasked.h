@@ -24,7 +24,7 @@ char *rt_bitmasked_activate(const rt_meta *m, char *node, int32_t i) {
   /* Skip the read-modify-write when the bit is already set (the common case). */
   if (!(rt_ld_acq(w) & bit) &&
       !(__atomic_fetch_or(w, bit, __ATOMIC_ACQ_REL) & bit)) {
-    __atomic_fetch_add(&m->rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
+    rt_count_active(m->rt, m->snode_id, rt_addr_stripe(w), 1);
     rt_mark_changed(m->rt, m->snode_id);
   }
   return node + (int64_t)i * m->cell_bytes;
@@ -47,6 +47,6 @@ void rt_bitmasked_deactivate(const rt_meta *m, char *node, int32_t i) {
   ** bytes it is. */
   char *cell = node + (int64_t)i * m->cell_bytes;
   for (int64_t k = 0; k < m->cell_bytes; k++) cell[k] = 0;
-  __atomic_fetch_sub(&m->rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
+  rt_count_active(m->rt, m->snode_id, rt_addr_stripe(bm_word(m, node, i)), -1);
   rt_mark_changed(m->rt, m->snode_id);
 }

@@ -11,7 +11,8 @@
 ** back to the allocator), whatever i is. Appending and deactivating the same
 ** list in one task is a race the caller must avoid. A dynamic level is always
 ** the last level, so no list depends on its cells: unlike bitmasked and
-** pointer it never calls rt_mark_changed, and append stays one CAS.
+** pointer it never calls rt_mark_changed, and append stays one CAS
+** plus a counter of the appending thread's own (rt_count_active).
 */
 
 typedef struct {
@@ -26,11 +27,11 @@ int32_t rt_dynamic_length(const rt_meta *m, char *node) {
   return rt_ld_acq(&((rt_dynamic_node *)node)->n);
 }
 
-/* The chunk holding cell i, created (with any missing chunk before it) under
-** the list's lock if needed; NULL when the pool is exhausted. */
-static char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t i, int create) {
+/* Chunk number c of the list, created (with any missing chunk before it)
+** under the list's lock if needed; NULL when the pool is exhausted. */
+static char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int create) {
   char **link = &d->head;
-  for (int32_t start = 0;; start += m->chunk_cells) {
+  for (int32_t k = 0;; k++) {
     char *chunk = rt_ld_acq(link);
     if (!chunk) {
       if (!create) return 0;
@@ -43,41 +44,57 @@ static char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t i, int crea
       rt_unlock(&d->lock);
       if (!chunk) return 0;
     }
-    if (i < start + m->chunk_cells) return chunk;
+    if (k == c) return chunk;
     link = (char **)chunk;
   }
 }
 
-static char *dyn_cell(const rt_meta *m, char *chunk, int32_t i) {
-  return chunk + 8 + (int64_t)(i % m->chunk_cells) * m->cell_bytes;
+static char *dyn_cell(const rt_meta *m, char *chunk, int32_t i, int32_t chunk_cells) {
+  return chunk + 8 + (int64_t)(i % chunk_cells) * m->cell_bytes;
 }
 
 char *rt_dynamic_activate(const rt_meta *m, char *node, int32_t i) {
   rt_dynamic_node *d = (rt_dynamic_node *)node;
   /* Bounds are the caller's job, but a bad i here would grow n past capacity. */
   if (i < 0 || i >= m->num_cells) return m->rt->sink;
-  char *chunk = dyn_chunk(m, d, i, 1);
+  char *chunk = dyn_chunk(m, d, i / m->chunk_cells, 1);
   if (!chunk) return m->rt->sink;
   int32_t n = __atomic_load_n(&d->n, __ATOMIC_RELAXED);
   while (n < i + 1) {
     if (__atomic_compare_exchange_n(&d->n, &n, i + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-      __atomic_fetch_add(&m->rt->active[m->snode_id], i + 1 - n, __ATOMIC_RELAXED);
+      rt_count_active(m->rt, m->snode_id, rt_addr_stripe(node), i + 1 - n);
       break;
     }
   }
-  return dyn_cell(m, chunk, i);
+  return dyn_cell(m, chunk, i, m->chunk_cells);
 }
 
-int32_t rt_dynamic_append(const rt_meta *m, char *node) {
+/* Reserves index n with one CAS (two threads rarely append to one list at
+** once, so it seldom retries), then finds or makes its chunk in one walk.
+** chunk_cells is m->chunk_cells, passed by generated code as a constant so
+** the division by it folds. */
+char *rt_dynamic_append_cell(const rt_meta *m, char *node, int32_t chunk_cells, int32_t stripe,
+                             int32_t *index) {
   rt_dynamic_node *d = (rt_dynamic_node *)node;
   int32_t n = __atomic_load_n(&d->n, __ATOMIC_RELAXED);
   do {
-    if (n >= m->num_cells) return -1;
+    if (n >= m->num_cells) {
+      *index = -1;
+      return 0;
+    }
   } while (!__atomic_compare_exchange_n(&d->n, &n, n + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-  __atomic_fetch_add(&m->rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
-  /* Without its chunk the element reads as zero; the pool error is recorded. */
-  dyn_chunk(m, d, n, 1);
-  return n;
+  rt_count_active(m->rt, m->snode_id, (uint32_t)stripe, 1);
+  *index = n;
+  /* Without its chunk the element is written to the sink and reads as zero;
+  ** the pool error is recorded. */
+  char *chunk = dyn_chunk(m, d, n / chunk_cells, 1);
+  return chunk ? dyn_cell(m, chunk, n, chunk_cells) : m->rt->sink;
+}
+
+int32_t rt_dynamic_append(const rt_meta *m, char *node) {
+  int32_t i;
+  rt_dynamic_append_cell(m, node, m->chunk_cells, (int32_t)rt_addr_stripe(node), &i);
+  return i;
 }
 
 int32_t rt_dynamic_is_active(const rt_meta *m, char *node, int32_t i) {
@@ -87,8 +104,8 @@ int32_t rt_dynamic_is_active(const rt_meta *m, char *node, int32_t i) {
 char *rt_dynamic_lookup_element(const rt_meta *m, char *node, int32_t i) {
   rt_dynamic_node *d = (rt_dynamic_node *)node;
   if (i >= rt_dynamic_length(m, node)) return m->rt->ambient;
-  char *chunk = dyn_chunk(m, d, i, 0);
-  return chunk ? dyn_cell(m, chunk, i) : m->rt->ambient;
+  char *chunk = dyn_chunk(m, d, i / m->chunk_cells, 0);
+  return chunk ? dyn_cell(m, chunk, i, m->chunk_cells) : m->rt->ambient;
 }
 
 void rt_dynamic_deactivate(const rt_meta *m, char *node, int32_t i) {
@@ -98,7 +115,7 @@ void rt_dynamic_deactivate(const rt_meta *m, char *node, int32_t i) {
   rt_lock(&d->lock);
   char *chunk = __atomic_exchange_n(&d->head, (char *)0, __ATOMIC_ACQ_REL);
   int32_t n = __atomic_exchange_n(&d->n, 0, __ATOMIC_ACQ_REL);
-  __atomic_fetch_sub(&m->rt->active[m->snode_id], n, __ATOMIC_RELAXED);
+  rt_count_active(m->rt, m->snode_id, rt_addr_stripe(node), -(int64_t)n);
   /* Next links stay intact until GC zero-fills the recycled chunks. */
   while (chunk) {
     char *next = *(char **)chunk;

@@ -49,7 +49,7 @@ char *rt_pointer_activate(const rt_meta *m, char *node, int32_t i) {
     char *cell = rt_allocator_allocate(rt, m->snode_id);
     rt_st_rel(slot, cell ? rt_cell_slot(rt, cell) : 0u);
     if (!cell) return rt->sink;
-    __atomic_fetch_add(&rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
+    rt_count_active(rt, m->snode_id, rt_addr_stripe(slot), 1);
     rt_mark_changed(rt, m->snode_id);
     return cell;
   }
@@ -74,7 +74,7 @@ void rt_pointer_deactivate(const rt_meta *m, char *node, int32_t i) {
     /* Zero-filled by the next GC, not now: readers of this task may still
     ** hold the cell. */
     rt_allocator_recycle(rt, m->snode_id, rt_slot_cell(rt, v));
-    __atomic_fetch_sub(&rt->active[m->snode_id], 1, __ATOMIC_RELAXED);
+    rt_count_active(rt, m->snode_id, rt_addr_stripe(slot), -1);
     rt_mark_changed(rt, m->snode_id);
     return;
   }

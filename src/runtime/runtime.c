@@ -15,7 +15,7 @@ static uint64_t state_bytes(int32_t nsnodes, int64_t ambient_bytes) {
   b += rt_align(n * sizeof(rt_meta), 64);
   b += rt_align(n * sizeof(rt_allocator), 64);
   b += rt_align(n * sizeof(rt_list), 64);
-  b += rt_align(n * sizeof(int64_t), 64);
+  b += rt_align((uint64_t)RT_ACTIVE_STRIPES * (uint64_t)rt_active_stride(nsnodes) * sizeof(int64_t), 64);
   b += rt_align(n * sizeof(int32_t), 64);
   b += 2 * rt_align(ambient_bytes, 64);
   return b;
@@ -76,7 +76,9 @@ rt_runtime *rt_runtime_init(char *pool, uint64_t pool_size, int32_t nsnodes, int
   rt->metas = (rt_meta *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(rt_meta), 64, -1);
   rt->allocators = (rt_allocator *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(rt_allocator), 64, -1);
   rt->lists = (rt_list *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(rt_list), 64, -1);
-  rt->active = (int64_t *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(int64_t), 64, -1);
+  rt->active_stride = rt_active_stride(nsnodes);
+  rt->active = (int64_t *)rt_runtime_bump(
+      rt, (uint64_t)RT_ACTIVE_STRIPES * (uint64_t)rt->active_stride * sizeof(int64_t), 64, -1);
   rt->changed = (int32_t *)rt_runtime_bump(rt, (uint64_t)nsnodes * sizeof(int32_t), 64, -1);
   rt->ambient = rt_runtime_bump(rt, (uint64_t)rt->ambient_bytes, 64, -1);
   rt->sink = rt_runtime_bump(rt, (uint64_t)rt->ambient_bytes, 64, -1);
@@ -134,10 +136,14 @@ void rt_runtime_drop_snode(rt_runtime *rt, int32_t snode) {
   if (snode < 0 || snode >= rt->nsnodes) return;
   rt->metas[snode].kind = -1;
   rt->lists[snode].size = 0;
-  __atomic_store_n(&rt->active[snode], 0, __ATOMIC_RELAXED);
+  for (int k = 0; k < RT_ACTIVE_STRIPES; k++)
+    __atomic_store_n(&rt->active[(int64_t)k * rt->active_stride + snode], 0, __ATOMIC_RELAXED);
   rt->changed[snode] = 0;
 }
 
 int64_t rt_runtime_active(rt_runtime *rt, int32_t snode) {
-  return __atomic_load_n(&rt->active[snode], __ATOMIC_RELAXED);
+  int64_t n = 0;
+  for (int k = 0; k < RT_ACTIVE_STRIPES; k++)
+    n += __atomic_load_n(&rt->active[(int64_t)k * rt->active_stride + snode], __ATOMIC_RELAXED);
+  return n;
 }

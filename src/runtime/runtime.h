@@ -95,7 +95,9 @@ struct rt_runtime {
   rt_meta *metas;                  /* [nsnodes]; kind == -1 for ids never added */
   rt_allocator *allocators;        /* [nsnodes]; set up for pointer and dynamic */
   rt_list *lists;                  /* [nsnodes]; active containers (rt_elem) */
-  int64_t *active;                 /* [nsnodes]; active cells (dynamic: elements) */
+  int64_t *active;                 /* [RT_ACTIVE_STRIPES][active_stride]; active cells
+                                      (dynamic: elements) of each SNode, summed over
+                                      the stripes (rt_count_active) */
   int32_t *changed;                /* [nsnodes]; set when a cell of a bitmasked or pointer
                                       SNode changed state (rt_mark_changed); the host
                                       clears it when it decides which lists to rebuild */
@@ -109,7 +111,19 @@ struct rt_runtime {
   int32_t error;
   int32_t error_snode;
   int64_t error_bytes;             /* bytes requested, or cells for CAPACITY */
+  int32_t active_stride;           /* rt_active_stride(nsnodes) */
+  int32_t pad0;
 };
+
+/* The count of active cells of an SNode is kept in RT_ACTIVE_STRIPES
+** counters at least a cache line apart, and a change goes to the stripe its
+** caller picks: appends, which are many, pick by the thread running them (a
+** CPU worker, a GPU thread), so threads appending at once never meet on one
+** counter (with one, appending got slower with every thread added); the rare
+** activations of bitmasked and pointer cells pick by address. Only the sum
+** over the stripes means anything. */
+#define RT_ACTIVE_STRIPES 8
+static inline int32_t rt_active_stride(int32_t nsnodes) { return (nsnodes + 7) / 8 * 8; }
 
 /* ---- small atomics shared by the runtime files ---------------------------------
 ** LLVM 19's NVPTX back end cannot select acquire loads, release stores or
@@ -187,6 +201,16 @@ static inline int64_t rt_align(int64_t x, int64_t a) { return (x + a - 1) / a * 
 ** under it are stale (list reuse, src/jit/jit_sparse.c). Called only on the
 ** slow paths of activation and deactivation, where a cell really switched;
 ** the load first keeps the flag's cache line shared while it is already set. */
+static inline void rt_count_active(rt_runtime *rt, int32_t snode, uint32_t stripe, int64_t delta) {
+  int64_t *c = &rt->active[(int64_t)(stripe % RT_ACTIVE_STRIPES) * rt->active_stride + snode];
+  __atomic_fetch_add(c, delta, __ATOMIC_RELAXED);
+}
+
+/* A stripe for a change at `where` (rt_count_active). */
+static inline uint32_t rt_addr_stripe(const void *where) {
+  return ((uint32_t)((uintptr_t)where >> 3) * 0x9e3779b1u) >> 29;
+}
+
 static inline void rt_mark_changed(rt_runtime *rt, int32_t snode) {
   if (!__atomic_load_n(&rt->changed[snode], __ATOMIC_RELAXED))
     __atomic_store_n(&rt->changed[snode], 1, __ATOMIC_RELAXED);
@@ -277,6 +301,10 @@ RT_NODE_OPS(dynamic)
 /* dynamic only: append reserves the next element (returns its index, -1 when
 ** the list is at capacity); length is the number of elements. */
 int32_t rt_dynamic_append(const rt_meta *m, char *node);
+/* append and activate in one: the new element's cell, its index in *index;
+** NULL and -1 when the list is full. chunk_cells must be m->chunk_cells;
+** stripe: the caller's thread (rt_count_active). */
+char *rt_dynamic_append_cell(const rt_meta *m, char *node, int32_t chunk_cells, int32_t stripe, int32_t *index);
 int32_t rt_dynamic_length(const rt_meta *m, char *node);
 
 /* The same operations dispatched on m->kind (listgen, host tools, tests). */

@@ -71,9 +71,9 @@ static void on_level(rt_runtime *rt, rt_request *req) {
   case RT_REQ_IS_ACTIVE: req->value = rt_node_is_active(m, node, cell); break;
   case RT_REQ_LENGTH: req->value = dynamic ? rt_dynamic_length(m, node) : -1; break;
   case RT_REQ_APPEND: {
-    int32_t i = rt_dynamic_append(m, node);
+    int32_t i;
+    char *c = rt_dynamic_append_cell(m, node, m->chunk_cells, 0, &i);
     if (i < 0) break;                      /* full: value stays -1 */
-    char *c = rt_dynamic_activate(m, node, i);
     req->value = i;
     req->failed = c == rt->sink;
     req->addr = req->failed ? 0 : c;

@@ -30,6 +30,14 @@ local model = {}
 for i = 0, N - 1 do model[i] = {} end
 local function mread(i, j) local v = model[i][j + 1]; return v or 0 end
 
+-- the elements the dynamic level holds by lt.stats() (summed over the
+-- runtime's per-thread counters)
+local function level_active(kind)
+  for _, sn in ipairs(lt.stats().snodes) do
+    if sn.kind == (kind or "dynamic") then return sn.active end
+  end
+end
+
 local rng = driver.rng(7)
 local function check(step)
   for i = 0, N - 1 do
@@ -53,6 +61,7 @@ local function check(step)
     error(("step %d: struct-for count/sum %d/%d, want %d/%d"):format(step, cnt.value, sum.value, n, s))
   end
   if #l:active() ~= n then error(("step %d: %d active, want %d"):format(step, #l:active(), n)) end
+  if level_active() ~= n then error(("step %d: lt.stats() counts %d elements, want %d"):format(step, level_active(), n)) end
 end
 
 for step = 1, 3000 do
@@ -99,4 +108,45 @@ lt.deactivate(l, 0)
 for k = 1, CAP do lt.append(l, 0, k) end
 local ok, msg = pcall(lt.append, l, 0, 99)
 assert(not ok and msg:find("is full") and msg:find("capacity 24"), msg)
+
+-- Many threads appending at once: a range-for fills 64 lists under a pointer
+-- level with 40 000 ids in a scattered order; every id lands exactly once,
+-- each list's length is its share, and the counts of lt.stats() agree.
+local ids = lt.field(lt.i32)
+local cells = lt.root:pointer(lt.i, 64)
+cells:dynamic(lt.j, 1024, { chunk = 32 }):place(ids)
+local M = 40000
+local fill = lt.kernel(function()
+  for p in lt.ndrange(M) do lt.append(ids, (p * 37) % 64, p) end
+end)
+local per = lt.field(lt.i64, 64)
+local seen = lt.field(lt.i64, {})
+local tally = lt.kernel(function()
+  for i, j in ids do
+    lt.atomic_add(per[i], 1)
+    lt.atomic_add(seen.value, ids[i][j] + 1)
+  end
+end)
+local share = {}
+for i = 0, 63 do share[i] = 0 end
+for p = 0, M - 1 do share[(p * 37) % 64] = share[(p * 37) % 64] + 1 end
+for round = 1, 3 do
+  ids:deactivate_all()
+  per:fill(0)
+  seen.value = 0
+  fill()
+  tally()
+  for i = 0, 63 do
+    if lt.length(ids, i) ~= share[i] or per[i] ~= share[i] then
+      error(("round %d: list %d holds %d (struct-for %d), want %d"):format(round, i, lt.length(ids, i), per[i], share[i]))
+    end
+  end
+  assert(seen.value == M * (M + 1) // 2, ("round %d: ids sum to %d"):format(round, seen.value))
+  local in_l, counted = 0, 0
+  for i = 0, N - 1 do in_l = in_l + lt.length(l, i) end
+  for _, sn in ipairs(lt.stats().snodes) do
+    if sn.kind == "dynamic" then counted = counted + sn.active end
+  end
+  assert(counted == M + in_l, ("round %d: lt.stats() counts %d elements, want %d"):format(round, counted, M + in_l))
+end
 print("sparse_prop_dynamic: ok")

@@ -116,10 +116,7 @@ static void emit_while(cg *c, ir_stmt *s) {
 ** turns it into a phi); continue jumps to the increment. */
 static void counted_loop(cg *c, ir_stmt *s, LLVMValueRef begin, LLVMValueRef end, bool sgn) {
   LLVMTypeRef t = LLVMTypeOf(begin);
-  LLVMBuilderRef eb = LLVMCreateBuilderInContext(c->ctx);
-  LLVMPositionBuilderAtEnd(eb, c->entry);
-  LLVMValueRef var = LLVMBuildAlloca(eb, t, "i");
-  LLVMDisposeBuilder(eb);
+  LLVMValueRef var = cg_entry_alloca(c, t, "i");
   LLVMBuildStore(B, begin, var);
   LLVMBasicBlockRef head = cg_new_bb(c, "for"), body = cg_new_bb(c, "for.body");
   LLVMBasicBlockRef next = cg_new_bb(c, "for.next"), exit = cg_new_bb(c, "endfor");

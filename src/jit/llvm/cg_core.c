@@ -87,6 +87,15 @@ LLVMValueRef cg_get(cg *c, const ir_stmt *s) {
 
 /* ---- small helpers ------------------------------------------------------------ */
 
+/* A variable in the entry block, where mem2reg can turn it into registers. */
+LLVMValueRef cg_entry_alloca(cg *c, LLVMTypeRef t, const char *name) {
+  LLVMBuilderRef eb = LLVMCreateBuilderInContext(c->ctx);
+  LLVMPositionBuilderAtEnd(eb, c->entry);
+  LLVMValueRef v = LLVMBuildAlloca(eb, t, name);
+  LLVMDisposeBuilder(eb);
+  return v;
+}
+
 LLVMBasicBlockRef cg_new_bb(cg *c, const char *name) {
   return LLVMAppendBasicBlockInContext(c->ctx, c->fn, name);
 }

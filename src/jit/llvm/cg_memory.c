@@ -216,19 +216,13 @@ bool cg_memory(cg *c, ir_stmt *s) {
   case IR_arg: v = arg(c, s); break;
   case IR_alloca: {
     LLVMTypeRef t = cg_type(c, s->type);
-    LLVMBuilderRef eb = LLVMCreateBuilderInContext(c->ctx);
-    LLVMPositionBuilderAtEnd(eb, c->entry);
-    v = LLVMBuildAlloca(eb, t, "");
-    LLVMDisposeBuilder(eb);
+    v = cg_entry_alloca(c, t, "");
     LLVMBuildStore(B, LLVMConstNull(t), v);      /* zero where the local is declared */
     break;
   }
   case IR_adstack: {              /* in the entry block; empty where it is declared */
     LLVMTypeRef t = adstack_type(c, s);
-    LLVMBuilderRef eb = LLVMCreateBuilderInContext(c->ctx);
-    LLVMPositionBuilderAtEnd(eb, c->entry);
-    v = LLVMBuildAlloca(eb, t, "");
-    LLVMDisposeBuilder(eb);
+    v = cg_entry_alloca(c, t, "");
     LLVMBuildStore(B, LLVMConstInt(c->t_i32, 0, 0), LLVMBuildStructGEP2(B, t, v, 0, ""));
     break;
   }

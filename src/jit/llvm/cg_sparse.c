@@ -270,23 +270,27 @@ static LLVMValueRef in_ambient(cg *c, LLVMValueRef p) {
   return LLVMBuildICmp(B, LLVMIntULT, d, size, "");
 }
 
-/* snode_append: reserve an element, then store the value into its cell
-** (rt_dynamic_activate of a reserved index only finds or makes its chunk).
-** A full list gives -1 and drops the value; debug kernels raise an error. */
+/* snode_append: reserve an element and find its cell in one runtime call
+** (the chunk size is a constant here, so its division folds), then store
+** the value into the cell. A full list gives -1 and drops the value; debug
+** kernels raise an error. */
 static LLVMValueRef append(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef node) {
   if (lvl->nchildren != 1 || lvl->children[0]->kind != IR_SN_place)
     cg_fail(c, s, "snode_append needs a dynamic SNode holding exactly one place");
   const ir_snode *place = lvl->children[0];
-  LLVMValueRef m = sp_meta(c, lvl->id);
-  LLVMValueRef a[3] = {m, node, NULL};
-  LLVMValueRef idx = sp_call_rt(c, s, "rt_dynamic_append", a, 2);
+  LLVMValueRef slot = cg_entry_alloca(c, c->t_i32, "append.index");
+  /* the task's thread number (its parameter 1) picks the counter stripe; a
+  ** piece of an outlined task (cg_split.c) has none and takes stripe 0 */
+  LLVMValueRef thread = LLVMCountParams(c->fn) == 4 && LLVMTypeOf(LLVMGetParam(c->fn, 1)) == c->t_i32
+                            ? LLVMGetParam(c->fn, 1) : i32c(c, 0);
+  LLVMValueRef a[5] = {sp_meta(c, lvl->id), node, i32c(c, (int)lvl->chunk_cells), thread, slot};
+  LLVMValueRef cell = sp_call_rt(c, s, "rt_dynamic_append_cell", a, 5);
+  LLVMValueRef idx = LLVMBuildLoad2(B, c->t_i32, slot, "");
   LLVMValueRef ok = LLVMBuildICmp(B, LLVMIntSGE, idx, i32c(c, 0), "");
   LLVMBasicBlockRef store = cg_new_bb(c, "append.store"), full = cg_new_bb(c, "append.full");
   LLVMBasicBlockRef done = cg_new_bb(c, "append.done");
   LLVMBuildCondBr(B, ok, store, full);
   LLVMPositionBuilderAtEnd(B, store);
-  a[2] = idx;
-  LLVMValueRef cell = sp_call_rt(c, s, "rt_dynamic_activate", a, 3);
   LLVMValueRef v = cg_get(c, s->ops[s->nops - 1]);
   if (LLVMTypeOf(v) != cg_type(c, place->dtype))
     cg_fail(c, s, "snode_append of a %s value to a field of %s (run typecheck first)",

@@ -233,6 +233,7 @@ void cg_open(cg *c);
 /* Branches to bb unless the current block is terminated. */
 void cg_br(cg *c, LLVMBasicBlockRef bb);
 LLVMBasicBlockRef cg_new_bb(cg *c, const char *name);
+LLVMValueRef cg_entry_alloca(cg *c, LLVMTypeRef t, const char *name);
 
 /* Emitters by concern, one per value of ops.def's emit column (cg_stmt
 ** dispatches on it); each returns false when it cannot emit the statement. */
