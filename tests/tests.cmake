@@ -168,7 +168,7 @@ endforeach()
 # LLVM's headers (the runtime library of the AOT modules has no LLVM): built
 # here with src/ alone on the include path, so an LLVM include fails the build.
 add_library(lt_no_llvm_check OBJECT ${CMAKE_SOURCE_DIR}/src/jit/launch.c ${CMAKE_SOURCE_DIR}/src/jit/jit_task.c
-  ${CMAKE_SOURCE_DIR}/src/jit/jit_sparse.c)
+  ${CMAKE_SOURCE_DIR}/src/jit/profile.c ${CMAKE_SOURCE_DIR}/src/jit/jit_sparse.c)
 target_include_directories(lt_no_llvm_check PRIVATE ${CMAKE_SOURCE_DIR}/src)
 
 # ---- the sparse runtime (src/runtime/*.c, device code) compiled natively by the

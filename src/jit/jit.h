@@ -66,6 +66,8 @@ struct jit_kernel {
                                    waited for a thread */
   bool cached;                  /* the code came from the offline cache */
   uint64_t cache_hash;          /* its key's hash when it is a cache entry; 0: none */
+  int32_t *profile_slots;       /* its records in the profile of profile_id (profile.c); NULL: none yet */
+  uint64_t profile_id;
 };
 
 
@@ -148,6 +150,15 @@ struct jit_backend {
   ** for the tasks and brings back what the caller's ctx points to (ret,
   ** error, error_info, print records). NULL: nothing to do. */
   bool (*launch_end)(jit_backend *be, jit_kernel *jk, rt_context *ctx, bool ok);
+  /* The profiler's clock (jit_launch_profiled, profile.h) on an
+  ** asynchronous backend: mark queues time mark `slot` (0, 1, ...) behind
+  ** the tasks queued so far (CUDA: an event); after a launch_end that
+  ** succeeded, mark_ms gives the milliseconds from mark a to mark b. Each
+  ** returns false when the device failed. NULL: the launcher reads the
+  ** host's monotonic clock before and after run_task, which is right for a
+  ** synchronous backend. */
+  bool (*mark)(jit_backend *be, int slot);
+  bool (*mark_ms)(jit_backend *be, int a, int b, double *ms);
 
   void (*release)(jit_backend *be, jit_kernel *jk);
   void (*destroy)(jit_backend *be);
@@ -170,6 +181,10 @@ struct jit_backend {
 **     sparse runtime was launched without one;
 **   RT_ERR_DEVICE: the device failed (be->error says why). */
 bool jit_launch(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx);
+/* The same, timing the launch and each task it runs into profile pf (and
+** counting the list tasks it skips), unless pf is NULL (profile.h). */
+typedef struct jit_profile jit_profile;
+bool jit_launch_profiled(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx, jit_profile *pf);
 
 /* ---- creating a backend ------------------------------------------------------
 ** What the program layer tells a backend and the code generator, read from

@@ -29,5 +29,6 @@ void jit_kernel_free(jit_kernel *jk) {
   if (!jk) return;
   free((char *)jk->name);
   free(jk->tasks);
+  free(jk->profile_slots);
   free(jk);
 }

@@ -23,12 +23,20 @@
 ** the device's error word is set, the errors come back with launch_end, and
 ** a runtime failure then forgets every list the kernel builds (which of them
 ** it hit is not known).
+**
+** Profiling (jit_launch_profiled with a profile, profile.h): the launch's
+** wall-clock time, each task's time (a task_gc's three stages as one) and
+** each list task skipped for reuse. Marks are taken right before and after
+** run_task, so the schedule's own work between tasks (list validity, the
+** root's list) counts for the kernel but for no task. Without a profile
+** the schedule does nothing more than test that it has none.
 */
 #include "jit.h"
 
 #include "../runtime/runtime.h"
 #include "../runtime/service.h"
 #include "jit_sparse.h"
+#include "profile.h"
 
 static bool device_failed(rt_context *ctx) {
   if (*ctx->error == RT_ERR_OK) *ctx->error = RT_ERR_DEVICE;
@@ -81,12 +89,54 @@ static void list_task_done(jit_sparse *sp, const jit_task *t, char *root, bool o
   if (sp) jit_sparse_list_built(sp, NULL, t->snode, ok ? root : NULL);
 }
 
+/* One launch's profiling: its records, and the marks of the tasks timed. */
+typedef struct {
+  jit_profile *pf;              /* NULL: not profiling */
+  const int32_t *slots;         /* the kernel's records: [0] the kernel, [1 + i] task i */
+  double *times;                /* host clock: two marks per timed task (no be->mark) */
+  int *tasks;                   /* the task of each timed pair */
+  int n;                        /* tasks timed so far */
+  bool marks_ok;                /* false: a mark failed, no task is timed */
+  double begin;
+} timing;
+
+static void timing_begin(timing *tm, jit_profile *pf, jit_kernel *jk) {
+  tm->slots = jit_profile_slots(pf, jk);
+  tm->pf = tm->slots && jit_profile_marks(pf, jk->ntasks, &tm->times, &tm->tasks) ? pf : NULL;
+  tm->n = 0;
+  tm->marks_ok = true;
+  tm->begin = jit_profile_now_ms();
+}
+
+static void mark(jit_backend *be, timing *tm, int slot) {
+  if (!be->mark) tm->times[slot] = jit_profile_now_ms();
+  else if (!be->mark(be, slot)) tm->marks_ok = false;
+}
+
+/* Records the launch, and its tasks' times when the device could give them
+** (after launch_end; ok false: it failed). */
+static void timing_end(jit_backend *be, timing *tm, bool ok) {
+  for (int k = 0; k < tm->n && ok && tm->marks_ok; k++) {
+    double ms;
+    if (!be->mark_ms) ms = tm->times[2 * k + 1] - tm->times[2 * k];
+    else if (!be->mark_ms(be, 2 * k, 2 * k + 1, &ms)) break;
+    jit_profile_add(tm->pf, tm->slots[1 + tm->tasks[k]], ms);
+  }
+  jit_profile_add(tm->pf, tm->slots[0], jit_profile_now_ms() - tm->begin);
+}
+
 bool jit_launch(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx) {
+  return jit_launch_profiled(be, sp, jk, ctx, NULL);
+}
+
+bool jit_launch_profiled(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx, jit_profile *pf) {
   if (!ctx->runtime && sp) ctx->runtime = jit_sparse_runtime(sp);
   if (jk->needs_runtime && !ctx->runtime) {
     *ctx->error = RT_ERR_RUNTIME;   /* a sparse kernel launched without a runtime */
     return false;
   }
+  timing tm = {.pf = NULL};
+  if (pf) timing_begin(&tm, pf, jk);
   if (be->launch_begin && !be->launch_begin(be, jk, ctx)) return device_failed(ctx);
   bool ok = true, rt_failed = false;
   int32_t reused = -1;
@@ -97,18 +147,26 @@ bool jit_launch(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx
     if (listgen || t->kind == IR_task_clear_list) {
       root = t->tree >= 0 ? ctx->roots[t->tree] : NULL;
       int runs = list_task_runs(be, sp, t, ctx, root, &reused);
-      if (runs == 0) continue;
+      if (runs == 0) {
+        if (tm.pf) jit_profile_reuse(tm.pf, tm.slots[1 + i]);
+        continue;
+      }
       if (runs < 0) {
         ok = false;
         break;
       }
     }
+    if (tm.pf) mark(be, &tm, 2 * tm.n);
     if (t->kind == IR_task_gc) {
       for (int stage = 0; stage < 3 && ok; stage++) ok = be->run_task(be, jk, i, ctx, stage);
     } else {
       ok = be->run_task(be, jk, i, ctx, 0);
     }
     if (!ok) break;
+    if (tm.pf) {
+      mark(be, &tm, 2 * tm.n + 1);
+      tm.tasks[tm.n++] = i;
+    }
     if (!be->synchronous) {
       if (listgen) list_task_done(sp, t, root, true);   /* forgotten below if the runtime failed */
       continue;
@@ -121,6 +179,7 @@ bool jit_launch(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx
     if (*ctx->error != RT_ERR_OK || rt_failed) break;
   }
   if (be->launch_end && !be->launch_end(be, jk, ctx, ok)) ok = false;
+  if (tm.pf) timing_end(be, &tm, ok);
   if (!ok) return device_failed(ctx);
   if (*ctx->error != RT_ERR_OK) return false;
   if (!be->synchronous) {

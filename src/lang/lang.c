@@ -88,6 +88,7 @@ int luaopen_lattice(lua_State *L) {
   lang_open_cuda(L);
   lang_open_embed(L);
   lang_open_env(L);
+  lang_open_profile(L);
   lua_pushliteral(L, LT_VERSION);   /* lt.version, lt.version_num (init.lua) */
   lua_setfield(L, -2, "version");
   lua_pushinteger(L, LT_VERSION_NUM);

@@ -42,6 +42,7 @@ void lang_open_ndarray(lua_State *L);   /* ndarray_api.c */
 void lang_open_cuda(lua_State *L);      /* cuda_api.c */
 void lang_open_embed(lua_State *L);     /* embed.c: lt.export, core.host_config */
 void lang_open_env(lua_State *L);       /* env_api.c */
+void lang_open_profile(lua_State *L);   /* profile_api.c: lt.profiler's records */
 void lang_open_aot(lua_State *L);       /* aot_api.c: lt.aot.module's saving */
 
 /* embed.c: the program lt.init takes in a state made by the C API

@@ -354,7 +354,7 @@ bool prog_launch(prog_kernel *c, char **roots, const uint64_t *args, int nargs, 
     .error_info = info, .runtime = jit_sparse_runtime(p->sparse),
     .builtins = prog_builtins_begin(p)};
   jit_backend *be = p->be;
-  bool ok = jit_launch(be, p->sparse, c->jk, &ctx);
+  bool ok = jit_launch_profiled(be, p->sparse, c->jk, &ctx, p->profile);
   char device_why[sizeof be->error] = "";
   if (!ok && error == RT_ERR_DEVICE) memcpy(device_why, be->error, sizeof device_why);   /* before later calls overwrite it */
   free(gtmp);

@@ -32,7 +32,14 @@ void prog_reclaim_trees(prog_program *p) {
   }
 }
 
+void prog_set_profile(prog_program *p, jit_profile *pf) {
+  if (pf) jit_profile_retain(pf);
+  jit_profile_release(p->profile);
+  p->profile = pf;
+}
+
 void prog_reset(prog_program *p) {
+  prog_set_profile(p, NULL);
   while (p->compiled) prog_kernel_release(p->compiled);
   for (int i = 0; i < IR_MAX_TREES; i++) p->mem[i] = NULL;   /* in the pool */
   if (p->sparse) jit_sparse_destroy(p->sparse);   /* frees the pool through p->be */

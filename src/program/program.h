@@ -27,6 +27,7 @@
 #include "../ir/snode.h"
 #include "../jit/jit.h"
 #include "../jit/jit_sparse.h"
+#include "../jit/profile.h"
 
 typedef struct prog_program prog_program;
 typedef struct prog_kernel prog_kernel;
@@ -66,6 +67,7 @@ struct prog_program {
   uint64_t host_draws;             /* lt.random calls in Lua scope */
   int64_t cache_hits, cache_misses; /* kernels whose code came from the offline cache, or not */
   double code_ms;                  /* the time all kernels' code took: LLVM, or the cache read, and linking */
+  jit_profile *profile;            /* the profiler's records while it is on (a reference); NULL: off */
   /* What keeps each tree: the front end's handles of it, each live
   ** instance, each compiled kernel that uses it. A tree nothing holds is
   ** freed by prog_reclaim_trees (its slot, SNode ids and memory go to later
@@ -97,6 +99,9 @@ bool prog_take_error(prog_program *p, char *msg, size_t len);
 /* Frees the trees nothing holds any more; called where no SNode is in use,
 ** before a new tree starts. */
 void prog_reclaim_trees(prog_program *p);
+/* Profiles every later launch into pf (a reference is taken), or none when
+** pf is NULL (src/jit/profile.h; lt.profiler). */
+void prog_set_profile(prog_program *p, jit_profile *pf);
 
 /* ---- tree.c: trees and their instances ---------------------------------------- */
 

@@ -42,6 +42,7 @@ local OPTIONS = {
   debug = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
   print_ir = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
   fma = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
+  profile = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
   ad_stack_size = function(v)
     local n = whole(v)
     if n and n >= 1 and n <= (1 << 24) then return n end
@@ -211,6 +212,7 @@ function lt.init(opts)
     threads = core.program_threads(prog), default_ip = ip, default_fp = fp, ad_stack_size = opts.ad_stack_size or 1024 }
   state.root, state.root_tok = nil, nil
   state.trees = {}
+  require("lattice.profiler").init(opts.profile)   -- lt.profiler (profiler.lua)
 end
 
 local function ensure_init()
@@ -282,6 +284,13 @@ lt.append, lt.length, lt.grouped = sparse.append, sparse.length, sparse.grouped
 function lt.deactivate_all(x) return sparse.deactivate_all(x) end
 function lt.stats() ensure_init(); return sparse.stats() end
 function lt.print_stats() ensure_init(); return sparse.print_stats() end
+
+-- lt.profiler: calls and times per kernel and per task (profiler.lua, docs/profiler.md)
+do
+  local pm = require "lattice.profiler"
+  lt.profiler = { enable = pm.enable, disable = pm.disable, enabled = pm.enabled, clear = pm.clear, get = pm.get,
+    report = pm.report, print = pm.print }
+end
 
 -- ---- kernels -------------------------------------------------------------------------------
 

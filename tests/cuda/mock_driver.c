@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jit/cuda/cuda_driver.h"
@@ -116,6 +117,7 @@ struct CUmod_st {
 struct CUevent_st {
   struct CUevent_st *next;
   int recorded;
+  double ms;                        /* the host's monotonic clock when recorded */
 };
 struct CUctx_st { int unused; };
 
@@ -677,11 +679,16 @@ static CUresult event_create(CUevent *e, unsigned flags) {
 }
 CUresult cuEventCreate(CUevent *e, unsigned flags) { LOCKED(event_create(e, flags)); }
 
+/* Launches run when they are made (one GPU thread after another), so the
+** host's clock when an event is recorded is when the work before it ended. */
 static CUresult event_record(CUevent e) {
   CUresult r = context_ok();
   if (r) return r;
   if (!event_alive(e)) return ERR_INVALID_HANDLE;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
   e->recorded = 1;
+  e->ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
   return CUDA_SUCCESS;
 }
 CUresult cuEventRecord(CUevent e, CUstream s) { LOCKED(event_record(e)); }
@@ -698,7 +705,7 @@ static CUresult event_elapsed(float *ms, CUevent a, CUevent b) {
   if (r) return r;
   if (!ms) return ERR_INVALID_VALUE;
   if (!event_alive(a) || !event_alive(b) || !a->recorded || !b->recorded) return ERR_INVALID_HANDLE;
-  *ms = 0.001f;
+  *ms = (float)(b->ms - a->ms);
   return CUDA_SUCCESS;
 }
 CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { LOCKED(event_elapsed(ms, a, b)); }

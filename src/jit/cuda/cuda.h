@@ -70,6 +70,8 @@ typedef struct {
   bool host_pinned;             /* host_block came from cuMemAllocHost, not malloc */
   CUdeviceptr print;            /* device print buffer */
   uint64_t print_cap;
+  CUevent *marks;               /* the profiler's marks (cuda_mark), made on first use */
+  int nmarks;
 } cuda_impl;
 
 /* jit_kernel.impl */
@@ -118,5 +120,8 @@ bool cuda_launch_begin(jit_backend *be, jit_kernel *jk, rt_context *ctx);
 bool cuda_run_task(jit_backend *be, jit_kernel *jk, int i, rt_context *ctx, int stage);
 bool cuda_launch_end(jit_backend *be, jit_kernel *jk, rt_context *ctx, bool ok);
 void cuda_launch_free(jit_backend *be);
+/* jit_backend.mark, mark_ms: the profiler's marks as events on the null stream */
+bool cuda_mark(jit_backend *be, int slot);
+bool cuda_mark_ms(jit_backend *be, int a, int b, double *ms);
 
 #endif

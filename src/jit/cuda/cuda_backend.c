@@ -209,6 +209,8 @@ jit_backend *cuda_open(const jit_options *o, cuda_service_fn service, char *err,
   be->launch_begin = cuda_launch_begin;
   be->run_task = cuda_run_task;
   be->launch_end = cuda_launch_end;
+  be->mark = cuda_mark;
+  be->mark_ms = cuda_mark_ms;
   be->release = cuda_release;
   be->load_ptx = cuda_load_ptx;
   be->device_sm = im->sm;

@@ -21,6 +21,10 @@
 ** The schedule skips lists still valid as on the CPU (the change flags it
 ** reads are small copies, ordered after the tasks before), and sets the
 ** root's list by a host request when the instance changes.
+**
+** The profiler's marks (cuda_mark) are events recorded on the null stream
+** between the task launches, so the time between two is the GPU's; they are
+** read after launch_end's synchronisation, never waited for one by one.
 */
 #include <stddef.h>
 #include <stdio.h>
@@ -60,6 +64,38 @@ void cuda_launch_free(jit_backend *be) {
   im->block = im->print = 0;
   im->block_bytes = 0;
   im->print_cap = 0;
+  for (int i = 0; i < im->nmarks; i++) im->drv.cuEventDestroy(im->marks[i]);
+  free(im->marks);
+  im->marks = NULL;
+  im->nmarks = 0;
+}
+
+/* jit_backend.mark: event `slot` recorded behind the tasks queued so far. */
+bool cuda_mark(jit_backend *be, int slot) {
+  cuda_impl *im = be->impl;
+  if (slot >= im->nmarks) {
+    int n = slot < 16 ? 32 : 2 * slot;
+    CUevent *m = realloc(im->marks, (size_t)n * sizeof *m);
+    if (!m) {
+      snprintf(be->error, sizeof be->error, "out of memory for the profiler's events");
+      return false;
+    }
+    im->marks = m;
+    for (; im->nmarks < n; im->nmarks++)
+      if (!cuda_check(be, im->drv.cuEventCreate(&im->marks[im->nmarks], 0), "cuEventCreate (profiler)")) return false;
+  }
+  return cuda_check(be, im->drv.cuEventRecord(im->marks[slot], NULL), "cuEventRecord (profiler)");
+}
+
+/* jit_backend.mark_ms: after the launch's synchronisation, so both are done. */
+bool cuda_mark_ms(jit_backend *be, int a, int b, double *ms) {
+  cuda_impl *im = be->impl;
+  float f = 0;
+  if (a < 0 || b < 0 || a >= im->nmarks || b >= im->nmarks) return false;
+  if (!cuda_check(be, im->drv.cuEventElapsedTime(&f, im->marks[a], im->marks[b]), "cuEventElapsedTime (profiler)"))
+    return false;
+  *ms = f;
+  return true;
 }
 
 /* Makes the launch block at least `bytes` and the print buffer `print_cap`. */
