@@ -11,6 +11,7 @@
 ** a few milliseconds. */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ static const char usage_text[] =
   "  -l name   require library 'name' into global 'name'\n"
   "  -i        enter the interactive REPL after running script / -e\n"
   "  -v        print version information\n"
+  "  --profile time every kernel and task (lt.profiler); the table goes to stderr at exit\n"
   "  -h        print this help\n"
   "  --        stop handling options\n"
   "  -         run stdin as a script and stop handling options\n"
@@ -163,6 +165,7 @@ typedef struct {
   int script;    /* index in argv of the script, or 0 */
   int stdin_run; /* "-" given: run stdin as a script */
   int interactive, version, help, has_e;
+  int profile;   /* --profile */
 } cmdline;
 
 /* Scans options like lua5.4; returns 0, or -1 with a message printed. */
@@ -176,6 +179,7 @@ static int parse_args(int argc, char **argv, cmdline *c) {
     if (strcmp(a, "-i") == 0) c->interactive = 1;
     else if (strcmp(a, "-v") == 0) c->version = 1;
     else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) c->help = 1;
+    else if (strcmp(a, "--profile") == 0) c->profile = 1;
     else if (strcmp(a, "-e") == 0 || strcmp(a, "-l") == 0) {
       if (a[1] == 'e') c->has_e = 1;
       if (i + 1 >= argc) {
@@ -241,6 +245,27 @@ static int run_script(lua_State *L, int argc, char **argv, const cmdline *c) {
   return repl_report(L, status);
 }
 
+/* --profile: runs lt.profiler.<call> (docs/profiler.md), reporting an error. */
+static int profiler(lua_State *L, const char *call) {
+  char code[96];
+  snprintf(code, sizeof code, "require('lattice').profiler.%s", call);
+  int status = luaL_loadbufferx(L, code, strlen(code), "=(--profile)", "t");
+  if (status == LUA_OK) status = repl_docall(L, 0, 0);
+  return repl_report(L, status);
+}
+
+/* The options, the script and the REPL, in lua5.4's order; false when one failed. */
+static bool run_all(lua_State *L, int argc, char **argv, const cmdline *c) {
+  if (c->version) print_version();
+  int last = c->script ? c->script : argc;
+  if (run_options(L, argc, argv, last) != LUA_OK) return false;
+  if (c->script && run_script(L, argc, argv, c) != LUA_OK) return false;
+  if (c->interactive || (!c->script && !c->has_e && !c->version)) {
+    if (repl_run(L) != 0) return false;
+  }
+  return true;
+}
+
 /* Everything that can raise a Lua error runs inside this protected function,
 ** so even a memory error while opening the libraries is reported cleanly. */
 static int pmain(lua_State *L) {
@@ -266,13 +291,11 @@ static int pmain(lua_State *L) {
   lua_gc(L, LUA_GCGEN, 0, 0);
 
   if (c.help) { fputs(usage_text, stdout); lua_pushboolean(L, 1); return 1; }
-  if (c.version) print_version();
-  int last = c.script ? c.script : argc;
-  if (run_options(L, argc, argv, last) != LUA_OK) return 0;
-  if (c.script && run_script(L, argc, argv, &c) != LUA_OK) return 0;
-  if (c.interactive || (!c.script && !c.has_e && !c.version)) {
-    if (repl_run(L) != 0) return 0;
-  }
+  if (c.profile && profiler(L, "enable()") != LUA_OK) return 0;
+  bool ok = run_all(L, argc, argv, &c);
+  /* also after an error: where the time went until then (not after os.exit) */
+  if (c.profile && profiler(L, "print(io.stderr)") != LUA_OK) return 0;
+  if (!ok) return 0;
   lua_pushboolean(L, 1);
   return 1;
 }
