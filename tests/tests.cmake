@@ -215,6 +215,16 @@ if(NOT LT_SANITIZE)
     add_test(NAME unit/test_rt_threads_tsan COMMAND unit_test_rt_threads_tsan)
     set_tests_properties(unit/test_rt_threads_tsan PROPERTIES SKIP_RETURN_CODE 77
       ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+    # the thread pool, whose job hand-over is lock-free
+    add_executable(unit_test_threadpool_tsan ${CMAKE_SOURCE_DIR}/tests/unit/test_threadpool.c
+                   ${CMAKE_SOURCE_DIR}/src/runtime/host/threadpool.c)
+    target_include_directories(unit_test_threadpool_tsan PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/tests/unit)
+    target_compile_options(unit_test_threadpool_tsan PRIVATE -fsanitize=thread -O1 -g)
+    target_link_options(unit_test_threadpool_tsan PRIVATE -fsanitize=thread)
+    target_link_libraries(unit_test_threadpool_tsan PRIVATE Threads::Threads)
+    add_test(NAME unit/test_threadpool_tsan COMMAND unit_test_threadpool_tsan)
+    set_tests_properties(unit/test_threadpool_tsan PROPERTIES
+      ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
   endif()
 endif()
 

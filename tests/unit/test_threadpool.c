@@ -2,7 +2,10 @@
 ** test_threadpool.c -- rt_pool_parallel_for: every iteration runs exactly
 ** once, thread ids stay in range, the workers take part, chunk sizes are
 ** honoured, empty and one-chunk ranges, two callers at once, and a clean
-** shutdown (the pool is created and destroyed repeatedly).
+** shutdown (the pool is created and destroyed repeatedly). Thousands of tiny
+** jobs back to back, each with other parameters, catch a worker that wakes
+** late and runs a chunk of a finished job, or with the next job's
+** parameters. Also built with ThreadSanitizer (unit/test_threadpool_tsan).
 */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -90,6 +93,8 @@ int main(void) {
   caller_arg args[2] = {{p, 0}, {p, 1 << 20}};
   for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, caller, &args[i]);
   for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  /* tiny jobs back to back: workers often wake when the job is over */
+  for (int r = 0; r < 3000; r++) run(p, r, r + 2 + r % 97, 1 + r % 3, false);
   rt_pool_destroy(p);
 
   for (int r = 0; r < 20; r++) {           /* create/destroy cycles shut down cleanly */
