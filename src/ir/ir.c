@@ -621,6 +621,7 @@ ir_kernel *ir_kernel_clone(const ir_kernel *k) {
   nk->offloaded = k->offloaded;
   nk->debug = k->debug;
   nk->fma = k->fma;
+  nk->fast_math = k->fast_math;
   nk->grad = k->grad;
   nk->ad_stack = k->ad_stack;
   nk->fwd = k->fwd;

@@ -176,6 +176,10 @@ struct ir_kernel {
   bool debug;                      /* bounds checks are emitted */
   bool fma;                        /* float a * b + c may become one fused multiply-add
                                       (lt.init{fma = true}; codegen only) */
+  bool fast_math;                  /* float ops may also be reassociated, divide by a
+                                      reciprocal, use approximate math (lt.init{fast_math =
+                                      true}, which sets fma too; codegen only:
+                                      docs/arithmetic.md) */
   bool grad;                       /* made into its adjoint by the autodiff pass (k:grad) */
   int ad_stack;                    /* grad: the values an adjoint stack holds (0: 1024) */
   bool fwd;                        /* made into its tangent version by the forward pass (k:fwd) */

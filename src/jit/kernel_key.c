@@ -5,7 +5,7 @@
 **   lattice kernel key <JIT_CACHE_FORMAT>
 **   <the backend's line: target, CPU and features, LLVM, runtime bitcode and
 **    build hashes>
-**   debug <0|1> fma <0|1>
+**   debug <0|1> fma <0|1> fast_math <0|1>
 **   layout S<id> <kind> tree <t> parent <p> axes ... shape ... (one line per
 **          SNode of every tree the kernel touches, every field of ir_snode
 **          that the code reads: offsets, cell and container sizes, metadata)
@@ -100,8 +100,8 @@ static void mark_tree(ir_stmt *s, void *ud) {
 
 char *jit_kernel_key(ir_kernel *k, const char *backend, size_t *len) {
   buf b = {0};
-  add(&b, "lattice kernel key %d\n%s\ndebug %d fma %d\n", JIT_CACHE_FORMAT, backend ? backend : "", k->debug ? 1 : 0,
-      k->fma ? 1 : 0);
+  add(&b, "lattice kernel key %d\n%s\ndebug %d fma %d fast_math %d\n", JIT_CACHE_FORMAT, backend ? backend : "",
+      k->debug ? 1 : 0, k->fma ? 1 : 0, k->fast_math ? 1 : 0);
   trees_used *t = calloc(1, sizeof *t);
   if (!t) b.oom = true;
   if (t && k->prog) {

@@ -330,7 +330,7 @@ static int l_host_config(lua_State *L) {
 ** own program the first time, then (after lt.init reset it) a new one made
 ** from the runtime's config, which becomes the runtime's. NULL when the state
 ** belongs to no runtime; NULL with *err set when the program cannot start. */
-prog_program *lang_host_program(lua_State *L, bool fma, char *err, size_t errlen, bool *hosted) {
+prog_program *lang_host_program(lua_State *L, bool fma, bool fast_math, char *err, size_t errlen, bool *hosted) {
   capi_runtime *rt = lang_host_runtime(L);
   *hosted = rt != NULL;
   if (!rt) return NULL;
@@ -341,11 +341,13 @@ prog_program *lang_host_program(lua_State *L, bool fma, char *err, size_t errlen
     prog_config cfg = capi_prog_config(rt);
     prog_config_from_env(&cfg);
     cfg.fma = fma;
+    cfg.fast_math = fast_math;
     p = prog_create(&cfg, err, errlen);
     if (!p) return NULL;
     capi_set_program(rt, p);   /* retains it */
   }
-  p->fma = fma;
+  p->fma = fma || fast_math;
+  p->fast_math = fast_math;
   return p;
 }
 

@@ -52,6 +52,7 @@ static int l_builder_new(lua_State *L) {
   b->k = ir_kernel_new(name, p->ir);
   b->k->debug = p->debug;
   b->k->fma = p->fma;
+  b->k->fast_math = p->fast_math;
   ir_builder_init(&b->b, b->k);
   return 1;
 }

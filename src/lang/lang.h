@@ -46,8 +46,9 @@ void lang_open_profile(lua_State *L);   /* profile_api.c: lt.profiler's records 
 void lang_open_aot(lua_State *L);       /* aot_api.c: lt.aot.module's saving */
 
 /* embed.c: the program lt.init takes in a state made by the C API
-** (lattice_lua.h): *hosted false when the state belongs to no runtime. */
-prog_program *lang_host_program(lua_State *L, bool fma, char *err, size_t errlen, bool *hosted);
+** (lattice_lua.h), with lt.init's fma and fast_math: *hosted false when the
+** state belongs to no runtime. */
+prog_program *lang_host_program(lua_State *L, bool fma, bool fast_math, char *err, size_t errlen, bool *hosted);
 
 /* ndarray_api.c: an ndarray as the userdata lt.ndarray wraps (pushing takes
 ** a reference); NULL when the value at idx is not one. */

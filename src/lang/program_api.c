@@ -70,12 +70,12 @@ void lang_push_tree_handle(lua_State *L, int prog_idx, prog_program *p, int tree
 
 /* ---- the program ---------------------------------------------------------------- */
 
-/* core.program_new(arch, threads, debug, pool_bytes, fma, fraction, limit, cache) ->
+/* core.program_new(arch, threads, debug, pool_bytes, fma, fraction, limit, cache, fast_math) ->
 ** program | nil, message. arch: "cpu" or "cuda". The pool: pool_bytes, else
 ** fraction of the device's memory, else the backend's default. The
 ** settings of the environment (LT_MEMORY_LIMIT, LT_CUDA_DRIVER,
 ** LT_CHECK_PTX, LT_CACHE) come from lang_env. cache: nil (LT_CACHE or the
-** default directory), false (none) or a directory. */
+** default directory), false (none) or a directory. fast_math implies fma. */
 static int l_program_new(lua_State *L) {
   prog_config cfg = {
     .arch = luaL_checkstring(L, 1),
@@ -85,6 +85,7 @@ static int l_program_new(lua_State *L) {
     .fma = lua_toboolean(L, 5),
     .pool_fraction = luaL_optnumber(L, 6, 0),
     .memory_limit = luaL_optinteger(L, 7, 0),
+    .fast_math = lua_toboolean(L, 9),
   };
   int64_t limit = cfg.memory_limit;   /* lt.init has checked LT_MEMORY_LIMIT */
   prog_config_from_env(&cfg);
@@ -100,7 +101,7 @@ static int l_program_new(lua_State *L) {
   luaL_setmetatable(L, LANG_PROGRAM);
   char err[1024] = "";
   bool hosted;
-  b->p = lang_host_program(L, cfg.fma, err, sizeof err, &hosted);   /* a C API runtime's (embed.c) */
+  b->p = lang_host_program(L, cfg.fma, cfg.fast_math, err, sizeof err, &hosted);   /* a C API runtime's (embed.c) */
   if (!hosted) b->p = prog_create(&cfg, err, sizeof err);
   if (!b->p) {
     lua_pushnil(L);

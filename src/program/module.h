@@ -49,6 +49,12 @@ enum {
   MOD_SEC_REQUIRED = 1      /* section flag */
 };
 
+/* A KERNEL section's maths flags (u32 after the IR): the ir_kernel options
+** its code was compiled with. Fast math implies fma; a file with another
+** bit set, or fast math without fma, is refused. Formats before fast math
+** wrote 0 or MOD_KERNEL_FMA, which read as before. */
+enum { MOD_KERNEL_FMA = 1, MOD_KERNEL_FAST_MATH = 2 };
+
 /* Limits the reader enforces (beyond the IR's own). */
 enum {
   MOD_MAX_NAME = 255,
@@ -116,7 +122,7 @@ typedef struct {
   char name[MOD_MAX_NAME + 1];
   char file[MOD_MAX_NAME + 1];     /* where it was defined (messages) */
   char *ir;                        /* the kernel after every pass, with source locations */
-  bool fma;
+  bool fma, fast_math;             /* its maths flags (MOD_KERNEL_*) */
   int nparams;
   mod_param params[MOD_MAX_PARAMS];
   int nnoalias;

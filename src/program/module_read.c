@@ -220,7 +220,10 @@ static bool read_kernel(prog_module *m, cursor *c, char *err, size_t errlen) {
   k->ir = get_text(c, 64u << 20);
   m->nkernels++;
   uint32_t flags = get_u32(c);
-  k->fma = flags & 1;
+  k->fma = flags & MOD_KERNEL_FMA;
+  k->fast_math = flags & MOD_KERNEL_FAST_MATH;
+  if (!c->bad && ((flags & ~(uint32_t)(MOD_KERNEL_FMA | MOD_KERNEL_FAST_MATH)) || (k->fast_math && !k->fma)))
+    return fail(err, errlen, m, c, "maths flags 0x%x are not 0 (exact), 1 (fma) or 3 (fast math)", (unsigned)flags);
   uint32_t np = get_u32(c);
   if (c->bad || np > MOD_MAX_PARAMS) return fail(err, errlen, m, c, "truncated IR or parameter list");
   k->nparams = (int)np;
@@ -567,6 +570,7 @@ static bool check_kernel(prog_module *m, mod_kernel *mk, ir_program *ir, char *e
   memcpy(k->noalias, mk->noalias, sizeof k->noalias);
   k->nnoalias = mk->nnoalias;
   k->fma = mk->fma;
+  k->fast_math = mk->fast_math;
   use_check u = {m, mk, NULL, -1};
   ir_walk(k->body, check_use, &u);
   if (u.bad) return fail(err, errlen, m, &c, "it names SNode S%d, of %s", u.snode, u.bad);

@@ -210,7 +210,7 @@ static bool put_kernel(buf *b, const mod_kernel_spec *k, char *err, size_t errle
   put_str(b, k->compiled->file ? k->compiled->file : "?");
   put_str(b, text);
   free(text);
-  put_u32(b, ik->fma ? 1 : 0);
+  put_u32(b, (ik->fma || ik->fast_math ? MOD_KERNEL_FMA : 0) | (ik->fast_math ? MOD_KERNEL_FAST_MATH : 0));
   put_u32(b, (uint32_t)k->nparams);
   for (int i = 0; i < k->nparams; i++) {
     const mod_param *q = &k->params[i];

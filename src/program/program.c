@@ -176,7 +176,8 @@ prog_program *prog_create(const prog_config *cfg, char *err, size_t errlen) {
     host_memory_limit(p, cfg->memory_limit, bytes, cfg->pool_bytes > 0 || cfg->pool_fraction > 0, src);
   p->ir = ir_program_new();
   p->debug = cfg->debug;
-  p->fma = cfg->fma;
+  p->fma = cfg->fma || cfg->fast_math;
+  p->fast_math = cfg->fast_math;
   if (!p->ir || !prog_builtins_setup(p, 0, 0, err, errlen)) {
     if (!p->ir) snprintf(err, errlen, "out of memory");
     prog_release(p);

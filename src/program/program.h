@@ -37,6 +37,7 @@ typedef struct {
   const char *arch;                /* "cpu" or "cuda" */
   int threads;                     /* <= 0: one per core */
   bool debug, fma;
+  bool fast_math;                  /* implies fma (lt.init sets both) */
   int64_t pool_bytes;              /* > 0: the pool's size */
   void *pool_memory;               /* the host's block of pool_bytes for the pool (CPU), or NULL */
   double pool_fraction;            /* > 0: this share of the device's memory */
@@ -59,7 +60,7 @@ struct prog_program {
                                       instance (in the pool); NULL for lt.tree
                                       types, whose instances the front end keeps */
   bool debug;
-  bool fma;
+  bool fma, fast_math;
   const jit_compiler *compiler;    /* jit_default_compiler() */
   char *check_ptxas;
   prog_kernel *compiled;           /* every kernel compiled for this program */

@@ -43,6 +43,7 @@ local OPTIONS = {
   print_ir = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
   fma = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
   profile = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
+  fast_math = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
   ad_stack_size = function(v)
     local n = whole(v)
     if n and n >= 1 and n <= (1 << 24) then return n end
@@ -131,6 +132,9 @@ local function check_options(opts)
   if out.device_memory and out.device_memory_fraction then
     state.raise("lt.init: give device_memory or device_memory_fraction, not both")
   end
+  if out.fast_math and out.fma == false then
+    state.raise("lt.init: fast_math = true implies fma = true (docs/arithmetic.md); leave fma out")
+  end
   return out
 end
 
@@ -196,11 +200,11 @@ function lt.init(opts)
   state.prog = nil
   state.snode_cache = nil
   local prog, err = core.program_new(arch == "auto" and "cuda" or arch, threads, opts.debug == true, pool,
-    opts.fma == true, fraction, limit, opts.cache)
+    opts.fma == true, fraction, limit, opts.cache, opts.fast_math == true)
   if not prog and arch == "auto" then   -- a GPU the backend cannot use: the CPU
     arch = "cpu"
     prog, err = core.program_new(arch, threads, opts.debug == true, pool, opts.fma == true, fraction, limit,
-      opts.cache)
+      opts.cache, opts.fast_math == true)
   end
   if not prog then state.raise("lt.init: " .. err) end
   if arch == "auto" then arch = "cuda" end

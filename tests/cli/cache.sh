@@ -1,7 +1,7 @@
 #!/bin/bash
 # The offline kernel cache (docs/cache.md): a second run takes every kernel's
 # code from the cache and computes the same; a change of anything that decides
-# the code (IR, tree layout, debug, fma) misses; truncated, corrupted and
+# the code (IR, tree layout, debug, fma, fast_math) misses; truncated, corrupted and
 # foreign entries are compiled again and rewritten, never used; the size limit
 # evicts the least recently used entries; writers in several processes at once
 # leave a cache every later run can use; lt.init{cache = false | "dir"} and
@@ -13,12 +13,12 @@ set -u
 LATTICE=$(cd "$(dirname "$LATTICE")" && pwd)/$(basename "$LATTICE")   # the tests below change directory
 C=$tmp/cache
 
-# sim.lua [N] [debug] [fma]: two kernels over a field of N; prints the cache
-# counters and a checksum of the results
+# sim.lua [N] [debug] [fma|fast]: two kernels over a field of N; prints the
+# cache counters and a checksum of the results
 cat > "$tmp/sim.lua" <<'LUA'
 local lt = require "lattice"
-local n, debug, fma = tonumber(arg[1] or "64"), arg[2] == "debug", arg[3] == "fma"
-lt.init { debug = debug, fma = fma }
+local n, debug, fma, fast = tonumber(arg[1] or "64"), arg[2] == "debug", arg[3] == "fma", arg[3] == "fast"
+lt.init { debug = debug, fma = fma or nil, fast_math = fast }
 local x = lt.field(lt.f32, { n })
 local fill = lt.kernel(function(s) for i in lt.ndrange(n) do x[i] = i * s + 0.5 end end, { s = lt.f32 })
 local total = lt.kernel(function() local t = 0.0; for i in lt.ndrange(n) do t = t + x[i] * x[i] end; return t end)
@@ -40,6 +40,8 @@ check "warm: both from the cache, same result" "hits 2 misses 0 sum ${first##* s
 check "another field size misses" "hits 0 misses 2" "$(run 65 | sed 's/ sum.*//')"
 check "debug misses" "hits 0 misses 2" "$(run 64 debug | sed 's/ sum.*//')"
 check "fma misses" "hits 0 misses 2" "$(run 64 nodebug fma | sed 's/ sum.*//')"
+check "fast_math misses" "hits 0 misses 2" "$(run 64 nodebug fast | sed 's/ sum.*//')"
+check "fast_math again: hits" "hits 2 misses 0" "$(run 64 nodebug fast | sed 's/ sum.*//')"
 check "the first again: hits" "hits 2 misses 0" "$(run | sed 's/ sum.*//')"
 
 # damaged entries are compiled again, and rewritten whole

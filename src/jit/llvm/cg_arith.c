@@ -33,13 +33,49 @@ const char *cg_math_name(ir_math how, const char *lib_prefix, ir_op op, ir_type 
   }
 }
 
-/* A math op through the target's hook (intrinsic or library function). */
-static LLVMValueRef math(cg *c, ir_stmt *s, ir_op op, ir_type t, LLVMValueRef a, LLVMValueRef b) {
+/* ---- the kernel's float mode ---------------------------------------------------------
+** Default: every float operation rounds on its own, as docs/arithmetic.md and
+** constant folding say. lt.init{fma = true}: a multiply and the add or
+** subtract using it may fuse into one multiply-add (LLVM's `contract`, nothing
+** else). lt.init{fast_math = true}: also `reassoc` (sums and products
+** regrouped, reductions vectorised), `arcp` (x / y as x * (1 / y)), `afn`
+** (approximate math functions) and `nsz` (the sign of a zero result may
+** differ), on the operators and math functions below; never `nnan` or `ninf`,
+** so NaN and infinities still compute as IEEE says (comparisons, lt.min with
+** a NaN operand, x ~= x stay right). Casts, comparisons, `//` and `%` stay
+** exact. */
+static LLVMFastMathFlags fp_mode(cg *c) {
+  if (c->k->fast_math)
+    return LLVMFastMathAllowContract | LLVMFastMathAllowReassoc | LLVMFastMathAllowReciprocal |
+           LLVMFastMathApproxFunc | LLVMFastMathNoSignedZeros;
+  return c->k->fma ? LLVMFastMathAllowContract : LLVMFastMathNone;
+}
+
+/* + - *: the kernel's mode; the other operators and the math functions:
+** fast math's flags, or none. */
+static LLVMValueRef fp(cg *c, LLVMValueRef v) {
+  LLVMFastMathFlags f = fp_mode(c);
+  if (f != LLVMFastMathNone && LLVMCanValueUseFastMathFlags(v)) LLVMSetFastMathFlags(v, f);
+  return v;
+}
+static LLVMValueRef fast(cg *c, LLVMValueRef v) { return c->k->fast_math ? fp(c, v) : v; }
+
+/* A math op through the target's hook (intrinsic or library function):
+** exact_math without flags, math in the kernel's mode, where in fast math an
+** f32 square root is the target's approximate one if it has one (NVPTX's
+** sqrt.approx.f32, which LLVM itself picks only with `ninf`). */
+static LLVMValueRef exact_math(cg *c, ir_stmt *s, ir_op op, ir_type t, LLVMValueRef a, LLVMValueRef b) {
   char buf[64];
   if (!ir_type_is_float(t)) cg_fail(c, s, "'%s' needs a float operand, got %s", ir_op_name(op), ir_type_name(t));
   const char *name = c->target->math_fn(op, t, buf, sizeof buf);
   if (!name) cg_fail(c, s, "'%s' is not available on %s", ir_op_name(op), c->target->name);
   return b ? call2(c, name, a, b) : call1(c, name, a);
+}
+
+static LLVMValueRef math(cg *c, ir_stmt *s, ir_op op, ir_type t, LLVMValueRef a, LLVMValueRef b) {
+  if (op == IR_sqrt && t == IR_f32 && c->k->fast_math && c->target->approx_sqrt_f32)
+    return call1(c, c->target->approx_sqrt_f32, a);
+  return fast(c, exact_math(c, s, op, t, a, b));
 }
 
 /* ---- casts ------------------------------------------------------------------- */
@@ -148,13 +184,14 @@ static LLVMValueRef compare(cg *c, ir_op op, ir_type t, LLVMValueRef a, LLVMValu
 
 /* ---- binary ------------------------------------------------------------------------ */
 
-/* With lt.init{fma = true} a float multiply and the add or subtract that
-** uses it may become one fused multiply-add (one rounding instead of two;
-** the `contract` flag, nothing else of fast-math). Off by default: every
-** operation then rounds as docs/arithmetic.md and constant folding say. */
-static LLVMValueRef fused(cg *c, LLVMValueRef v) {
-  if (c->k->fma) LLVMSetFastMathFlags(v, LLVMFastMathAllowContract);
-  return v;
+/* x / y in the kernel's float mode: in fast math an f32 division by a
+** value that is not a constant is the target's approximate one if it has one
+** (NVPTX's div.approx.f32, which LLVM uses only under unsafe-fp-math for a
+** whole function; a constant divisor becomes a multiply by its reciprocal). */
+static LLVMValueRef fdiv(cg *c, ir_type t, LLVMValueRef a, LLVMValueRef b) {
+  if (t == IR_f32 && c->k->fast_math && c->target->approx_div_f32 && !LLVMIsConstant(b))
+    return call2(c, c->target->approx_div_f32, a, b);
+  return fast(c, LLVMBuildFDiv(B, a, b, ""));
 }
 
 static LLVMValueRef binary(cg *c, ir_stmt *s) {
@@ -169,14 +206,14 @@ static LLVMValueRef binary(cg *c, ir_stmt *s) {
     cg_fail(c, s, "'%s' does not apply to booleans", ir_op_name(s->op));
   char name[64];
   switch (s->op) {
-  case IR_add: return f ? fused(c, LLVMBuildFAdd(B, a, b, "")) : LLVMBuildAdd(B, a, b, "");
-  case IR_sub: return f ? fused(c, LLVMBuildFSub(B, a, b, "")) : LLVMBuildSub(B, a, b, "");
-  case IR_mul: return f ? fused(c, LLVMBuildFMul(B, a, b, "")) : LLVMBuildMul(B, a, b, "");
+  case IR_add: return f ? fp(c, LLVMBuildFAdd(B, a, b, "")) : LLVMBuildAdd(B, a, b, "");
+  case IR_sub: return f ? fp(c, LLVMBuildFSub(B, a, b, "")) : LLVMBuildSub(B, a, b, "");
+  case IR_mul: return f ? fp(c, LLVMBuildFMul(B, a, b, "")) : LLVMBuildMul(B, a, b, "");
   case IR_div:
     if (!f) cg_fail(c, s, "'/' needs float operands after typecheck, got %s", ir_type_name(t));
-    return LLVMBuildFDiv(B, a, b, "");
-  case IR_floordiv:
-    if (f) return math(c, s, IR_floor, t, LLVMBuildFDiv(B, a, b, ""), NULL);
+    return fdiv(c, t, a, b);
+  case IR_floordiv:   /* exact in every mode: an approximate quotient could floor to one less */
+    if (f) return exact_math(c, s, IR_floor, t, LLVMBuildFDiv(B, a, b, ""), NULL);
     return int_divmod(c, false, sgn, a, b);
   case IR_mod: return f ? float_mod(c, a, b) : int_divmod(c, true, sgn, a, b);
   case IR_pow: return math(c, s, IR_pow, t, a, b);
@@ -185,7 +222,7 @@ static LLVMValueRef binary(cg *c, ir_stmt *s) {
   case IR_max:
     if (f) {   /* minnum/maxnum: with one NaN operand, the other one */
       snprintf(name, sizeof name, "llvm.%s.%s", s->op == IR_min ? "minnum" : "maxnum", sfx(t));
-      return call2(c, name, a, b);
+      return fast(c, call2(c, name, a, b));
     } else {
       LLVMIntPredicate p = s->op == IR_min ? (sgn ? LLVMIntSLT : LLVMIntULT) : (sgn ? LLVMIntSGT : LLVMIntUGT);
       return LLVMBuildSelect(B, LLVMBuildICmp(B, p, a, b, ""), a, b, "");
@@ -211,7 +248,7 @@ static LLVMValueRef unary(cg *c, ir_stmt *s) {
   bool f = ir_type_is_float(t);
   char name[64];
   switch (s->op) {
-  case IR_neg: return f ? LLVMBuildFNeg(B, a, "") : LLVMBuildNeg(B, a, "");
+  case IR_neg: return f ? fast(c, LLVMBuildFNeg(B, a, "")) : LLVMBuildNeg(B, a, "");
   case IR_bit_not:
     if (f) cg_fail(c, s, "'~' needs an integer operand, got %s", ir_type_name(t));
     return LLVMBuildNot(B, a, "");
@@ -219,7 +256,7 @@ static LLVMValueRef unary(cg *c, ir_stmt *s) {
     if (t != IR_i1) cg_fail(c, s, "'not' needs a boolean (i1) operand, got %s", ir_type_name(t));
     return LLVMBuildNot(B, a, "");
   case IR_abs:
-    if (f) { snprintf(name, sizeof name, "llvm.fabs.%s", sfx(t)); return call1(c, name, a); }
+    if (f) { snprintf(name, sizeof name, "llvm.fabs.%s", sfx(t)); return fast(c, call1(c, name, a)); }
     if (!ir_type_is_signed(t)) return a;
     return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, a, ci(LLVMTypeOf(a), 0), ""),
                            LLVMBuildNeg(B, a, ""), a, "");

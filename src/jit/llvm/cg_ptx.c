@@ -163,7 +163,8 @@ static void ptx_finish_task(cg *c, LLVMValueRef task, ir_stmt *s, int index) {
 }
 
 static const cg_target ptx_target = {"nvptx64", &lt_runtime_bc_nvptx64, &lt_runtime_bc_nvptx64_size,
-                                     ptx_math_fn, ptx_finish_task, ptx_gc_lanes, false, "__nv_fmod"};
+                                     ptx_math_fn, ptx_finish_task, ptx_gc_lanes, false, "__nv_fmod",
+                                     "llvm.nvvm.div.approx.f", "llvm.nvvm.sqrt.approx.f"};
 
 static cg_target emu_target;
 static const cg_target *emu_host;

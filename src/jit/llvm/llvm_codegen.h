@@ -50,6 +50,12 @@ typedef struct cg_target {
   ** lowers frem to a - trunc(a/b)*b, wrong by far for large quotients, so it
   ** calls libdevice's __nv_fmod. */
   const char *fmod_fn;
+  /* In fast math (ir_kernel.fast_math): the f32 division by a non-constant
+  ** and the f32 square root to call instead of fdiv and the math function,
+  ** e.g. NVPTX's div.approx.f32 and sqrt.approx.f32 (2 ulp; NaN and the
+  ** infinities as IEEE says); NULL: fdiv / the math function with fast-math
+  ** flags (cg_arith.c). */
+  const char *approx_div_f32, *approx_sqrt_f32;
 } cg_target;
 
 /* The name of math op on type t (f32/f64) lowered as `how` says (a column
