@@ -5,7 +5,7 @@
 -- grids per step), as reverse mode needs (docs/autodiff.md): a tape records
 -- the steps and tape:backward() runs their adjoints.
 --
---   lattice examples/diff_mpm.lua [--out DIR] [--test] [--bench N]
+--   lattice examples/diff_mpm.lua [--out DIR] [--test] [--bench N] [--threads T] [--fast-math]
 --
 -- Writes DIR/diff_mpm_loss.png (the loss per iteration, log scale),
 -- DIR/diff_mpm_before.png and DIR/diff_mpm_after.png (the particles' paths
@@ -35,7 +35,7 @@ local gravity, E, bound = 9.8, 40, 3
 local T = (steps - 1) * dt
 local target = lt.dvec2(0.2 + 2 * T, 0.2 + 1.5 * T - 0.5 * gravity * T * T)
 
-lt.init { threads = opts.threads, default_fp = lt.f64 }
+lt.init { threads = opts.threads, default_fp = lt.f64, fast_math = opts.fast_math }
 local G = { needs_grad = true }
 local x = lt.field(lt.dvec2, { steps, n }, G)      -- position per step
 local v = lt.field(lt.dvec2, { steps, n }, G)      -- velocity

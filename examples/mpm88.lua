@@ -4,7 +4,7 @@
 -- particles' mass and momentum to it (P2G, atomic adds), applies gravity and
 -- the walls on the grid, and gathers velocities and their gradient back (G2P).
 --
---   lattice examples/mpm88.lua [--out DIR] [--test] [--bench FRAMES] [--scale K]
+--   lattice examples/mpm88.lua [--out DIR] [--test] [--bench FRAMES] [--scale K] [--threads T] [--fast-math]
 --
 -- Writes DIR/mpm88_<frame>.png (the particles' density) and, when ffmpeg is
 -- installed, DIR/mpm88.mp4. --bench FRAMES (bench/run.sh): no images; prints
@@ -14,6 +14,7 @@
 -- substeps; mass and momentum conservation of P2G, and every particle's
 -- position, velocity, affine matrix and J compared with the same algorithm
 -- in plain Lua (examples/lib/mpm_ref.lua, double precision: a tolerance).
+-- --fast-math: lt.init{fast_math = true} (docs/arithmetic.md).
 local clock = require "lattice.clock"
 local t_start = clock.now()
 local lt = require "lattice"
@@ -35,7 +36,7 @@ local p_vol, p_rho = (dx * 0.5) ^ 2, 1
 local p_mass = p_vol * p_rho
 local gravity, bound, E = 9.8, 3, 400
 
-lt.init { threads = opts.threads }
+lt.init { threads = opts.threads, fast_math = opts.fast_math }
 local x = lt.field(lt.vec2, n_particles)   -- position
 local v = lt.field(lt.vec2, n_particles)   -- velocity
 local C = lt.field(lt.mat2, n_particles)   -- affine velocity field (APIC)

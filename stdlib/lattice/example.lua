@@ -1,10 +1,12 @@
 -- lattice.example -- the command line shared by the scripts in examples/:
---   lattice examples/NAME.lua [--out DIR] [--test] [--bench FRAMES] [--threads T] [--scale K]
+--   lattice examples/NAME.lua [--out DIR] [--test] [--bench FRAMES] [--threads T] [--scale K] [--fast-math]
 -- options(script) reads the global `arg` and returns { out = DIR, test = bool,
--- bench = FRAMES or nil, threads = T or nil, scale = K or nil } (out defaults
--- to "out"; --scale: a larger problem, for examples that support it); an
--- unknown argument is an error naming the usage. --bench is for the examples
--- bench/run.sh times (they skip their images then); --threads goes to lt.init.
+-- bench = FRAMES or nil, threads = T or nil, scale = K or nil, fast_math =
+-- true or nil } (out defaults to "out"; --scale: a larger problem, for
+-- examples that support it); an unknown argument is an error naming the
+-- usage. --bench is for the examples bench/run.sh times (they skip their
+-- images then); --threads and --fast-math go to lt.init (fast_math = true,
+-- docs/arithmetic.md) in the examples that take them.
 -- movie(dir, name) turns dir/NAME_00001.png, ... into dir/NAME.mp4 when
 -- ffmpeg is installed and returns its path (nil otherwise).
 -- lib(name) loads examples/lib/NAME.lua (helpers and plain-Lua references
@@ -34,12 +36,15 @@ function M.options(script)
     elseif arg[a] == "--threads" then
       opts.threads = count(script, a + 1, "--threads")
       a = a + 1
+    elseif arg[a] == "--fast-math" then
+      opts.fast_math = true
     elseif arg[a] == "--scale" then
       opts.scale = count(script, a + 1, "--scale")
       if opts.scale < 1 then error(("usage: lattice %s: --scale must be at least 1"):format(script), 2) end
       a = a + 1
     else
-      error(("usage: lattice %s [--out DIR] [--test] [--bench FRAMES] [--threads T] [--scale K]  (unknown argument '%s')")
+      error(("usage: lattice %s [--out DIR] [--test] [--bench FRAMES] [--threads T] [--scale K] [--fast-math]  "
+        .. "(unknown argument '%s')")
         :format(script, arg[a]), 2)
     end
     a = a + 1
