@@ -29,7 +29,7 @@
 ** each list task skipped for reuse. Marks are taken right before and after
 ** run_task, so the schedule's own work between tasks (list validity, the
 ** root's list) counts for the kernel but for no task. Without a profile
-** the schedule does nothing more than test that it has none.
+** the launch tests for one once (schedule()).
 */
 #include "jit.h"
 
@@ -125,11 +125,11 @@ static void timing_end(jit_backend *be, timing *tm, bool ok) {
   jit_profile_add(tm->pf, tm->slots[0], jit_profile_now_ms() - tm->begin);
 }
 
-bool jit_launch(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx) {
-  return jit_launch_profiled(be, sp, jk, ctx, NULL);
-}
-
-bool jit_launch_profiled(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx, jit_profile *pf) {
+/* The schedule; timed when pf is not NULL. Inlined twice into
+** jit_launch_profiled, once with pf NULL, where every test of tm.pf folds
+** away: a launch without a profile pays one branch for the profiler. */
+static inline __attribute__((always_inline)) bool schedule(jit_backend *be, jit_sparse *sp, jit_kernel *jk,
+                                                           rt_context *ctx, jit_profile *pf) {
   if (!ctx->runtime && sp) ctx->runtime = jit_sparse_runtime(sp);
   if (jk->needs_runtime && !ctx->runtime) {
     *ctx->error = RT_ERR_RUNTIME;   /* a sparse kernel launched without a runtime */
@@ -137,6 +137,7 @@ bool jit_launch_profiled(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_con
   }
   timing tm = {.pf = NULL};
   if (pf) timing_begin(&tm, pf, jk);
+  const bool timed = pf && tm.pf;   /* a plain local, so that it folds where pf is NULL */
   if (be->launch_begin && !be->launch_begin(be, jk, ctx)) return device_failed(ctx);
   bool ok = true, rt_failed = false;
   int32_t reused = -1;
@@ -148,7 +149,7 @@ bool jit_launch_profiled(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_con
       root = t->tree >= 0 ? ctx->roots[t->tree] : NULL;
       int runs = list_task_runs(be, sp, t, ctx, root, &reused);
       if (runs == 0) {
-        if (tm.pf) jit_profile_reuse(tm.pf, tm.slots[1 + i]);
+        if (timed) jit_profile_reuse(tm.pf, tm.slots[1 + i]);
         continue;
       }
       if (runs < 0) {
@@ -156,14 +157,14 @@ bool jit_launch_profiled(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_con
         break;
       }
     }
-    if (tm.pf) mark(be, &tm, 2 * tm.n);
+    if (timed) mark(be, &tm, 2 * tm.n);
     if (t->kind == IR_task_gc) {
       for (int stage = 0; stage < 3 && ok; stage++) ok = be->run_task(be, jk, i, ctx, stage);
     } else {
       ok = be->run_task(be, jk, i, ctx, 0);
     }
     if (!ok) break;
-    if (tm.pf) {
+    if (timed) {
       mark(be, &tm, 2 * tm.n + 1);
       tm.tasks[tm.n++] = i;
     }
@@ -179,7 +180,7 @@ bool jit_launch_profiled(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_con
     if (*ctx->error != RT_ERR_OK || rt_failed) break;
   }
   if (be->launch_end && !be->launch_end(be, jk, ctx, ok)) ok = false;
-  if (tm.pf) timing_end(be, &tm, ok);
+  if (timed) timing_end(be, &tm, ok);
   if (!ok) return device_failed(ctx);
   if (*ctx->error != RT_ERR_OK) return false;
   if (!be->synchronous) {
@@ -193,4 +194,12 @@ bool jit_launch_profiled(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_con
   int32_t expected = RT_ERR_OK;   /* the sparse runtime's failure: jit_sparse_take_error says why */
   __atomic_compare_exchange_n(ctx->error, &expected, RT_ERR_RUNTIME, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return false;
+}
+
+bool jit_launch_profiled(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx, jit_profile *pf) {
+  return pf ? schedule(be, sp, jk, ctx, pf) : schedule(be, sp, jk, ctx, NULL);
+}
+
+bool jit_launch(jit_backend *be, jit_sparse *sp, jit_kernel *jk, rt_context *ctx) {
+  return schedule(be, sp, jk, ctx, NULL);
 }
