@@ -8,6 +8,7 @@
 */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../ir/snode.h"
 #include "llvm_codegen.h"
@@ -160,6 +161,80 @@ static void check_index(cg *c, ir_stmt *s) {
   cg_fail_if(c, bad, "rt_raise_index_error", 5, tys, args);
 }
 
+/* Two f32 atomic adds in a row to the halves of one aligned 8-byte word --
+** what lt.atomic_add of a vec2 to a vec2 cell becomes -- are one 8-byte
+** compare-and-swap loop on the CPU, where a float atomic add is such a loop
+** anyway: half the locked instructions of a scatter such as MPM's P2G. The
+** two adds stay atomic (together now). Candidates are consecutive adds to
+** two places of one parent 4 bytes apart; the pairing itself is checked at
+** run time (the second address is the first plus 4, the first 8-byte
+** aligned), else they are two adds. Not across the parts and pieces of a
+** split task (cg_split.c), and not on NVPTX, whose float adds are native. */
+static bool pairable(cg *c, ir_stmt *s) {
+  ir_stmt *n = s->next;
+  if (!n || n == c->part_end || strcmp(c->target->name, "x86_64") != 0 || LLVMCountParams(c->fn) != 4) return false;
+  if (s->op != IR_atomic_add || n->op != IR_atomic_add || s->type != IR_f32 || n->type != IR_f32) return false;
+  if (s->ops[0]->op != IR_global_ptr || n->ops[0]->op != IR_global_ptr) return false;
+  const ir_snode *a = place_of(c, s->ops[0]), *b = place_of(c, n->ops[0]);
+  return a->parent == b->parent && b->offset == a->offset + 4;
+}
+
+/* The pair (s, s->next) of pairable(); sets both statements' values (the
+** old values, as lt.atomic_add returns them). */
+static void atomic_pair(cg *c, ir_stmt *s) {
+  ir_stmt *n = s->next;
+  LLVMTypeRef f32 = LLVMFloatTypeInContext(c->ctx), v2 = LLVMVectorType(f32, 2);
+  LLVMValueRef p = cg_get(c, s->ops[0]), q = cg_get(c, n->ops[0]);
+  LLVMValueRef x = cg_get(c, s->ops[1]), y = cg_get(c, n->ops[1]);
+  /* as pointers, so LLVM folds it where both come from one base */
+  LLVMValueRef four = LLVMConstInt(c->t_i64, 4, 0);
+  LLVMValueRef adjacent = LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildGEP2(B, c->t_i8, p, &four, 1, ""), q, "");
+  LLVMValueRef pi = LLVMBuildPtrToInt(B, p, c->t_i64, "");
+  LLVMValueRef aligned = LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildAnd(B, pi, LLVMConstInt(c->t_i64, 7, 0), ""),
+                                       LLVMConstInt(c->t_i64, 0, 0), "");
+  LLVMBasicBlockRef wide = cg_new_bb(c, "atomic2.wide"), loop = cg_new_bb(c, "atomic2.loop");
+  LLVMBasicBlockRef two = cg_new_bb(c, "atomic2.two"), done = cg_new_bb(c, "atomic2.done");
+  LLVMBuildCondBr(B, LLVMBuildAnd(B, adjacent, aligned, ""), wide, two);
+
+  LLVMPositionBuilderAtEnd(B, wide);
+  LLVMValueRef add = LLVMBuildInsertElement(B, LLVMGetUndef(v2), x, LLVMConstInt(c->t_i32, 0, 0), "");
+  add = LLVMBuildInsertElement(B, add, y, LLVMConstInt(c->t_i32, 1, 0), "");
+  LLVMValueRef first = LLVMBuildLoad2(B, c->t_i64, p, "");
+  LLVMSetOrdering(first, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(first, 8);
+  LLVMBuildBr(B, loop);
+  LLVMPositionBuilderAtEnd(B, loop);
+  LLVMValueRef old = LLVMBuildPhi(B, c->t_i64, "old");
+  LLVMValueRef sum = LLVMBuildFAdd(B, LLVMBuildBitCast(B, old, v2, ""), add, "");
+  LLVMValueRef cas = LLVMBuildAtomicCmpXchg(B, p, old, LLVMBuildBitCast(B, sum, c->t_i64, ""),
+                                            LLVMAtomicOrderingSequentiallyConsistent,
+                                            LLVMAtomicOrderingSequentiallyConsistent, 0);
+  LLVMValueRef seen = LLVMBuildExtractValue(B, cas, 0, "");
+  LLVMBasicBlockRef from[2] = {wide, loop};
+  LLVMValueRef in[2] = {first, seen};
+  LLVMAddIncoming(old, in, from, 2);
+  LLVMValueRef oldv = LLVMBuildBitCast(B, old, v2, "");   /* what the successful CAS replaced */
+  LLVMValueRef wx = LLVMBuildExtractElement(B, oldv, LLVMConstInt(c->t_i32, 0, 0), "");
+  LLVMValueRef wy = LLVMBuildExtractElement(B, oldv, LLVMConstInt(c->t_i32, 1, 0), "");
+  LLVMBuildCondBr(B, LLVMBuildExtractValue(B, cas, 1, ""), done, loop);
+  LLVMBasicBlockRef wide_end = loop;
+
+  LLVMPositionBuilderAtEnd(B, two);
+  LLVMValueRef tx = LLVMBuildAtomicRMW(B, LLVMAtomicRMWBinOpFAdd, p, x, LLVMAtomicOrderingSequentiallyConsistent, 0);
+  LLVMValueRef ty = LLVMBuildAtomicRMW(B, LLVMAtomicRMWBinOpFAdd, q, y, LLVMAtomicOrderingSequentiallyConsistent, 0);
+  LLVMBuildBr(B, done);
+
+  LLVMPositionBuilderAtEnd(B, done);
+  LLVMBasicBlockRef ends[2] = {wide_end, two};
+  LLVMValueRef rx = LLVMBuildPhi(B, f32, ""), ry = LLVMBuildPhi(B, f32, "");
+  LLVMValueRef ix[2] = {wx, tx}, iy[2] = {wy, ty};
+  LLVMAddIncoming(rx, ix, ends, 2);
+  LLVMAddIncoming(ry, iy, ends, 2);
+  cg_set(c, s, rx);
+  cg_set(c, n, ry);
+  c->paired = n;
+}
+
 static LLVMValueRef atomic(cg *c, ir_stmt *s) {
   ir_type t = s->type;
   bool f = ir_type_is_float(t), sgn = ir_type_is_signed(t);
@@ -247,6 +322,14 @@ bool cg_memory(cg *c, ir_stmt *s) {
     break;
   }
   case IR_atomic_add: case IR_atomic_sub: case IR_atomic_min: case IR_atomic_max:
+    if (s == c->paired) {         /* done with the one before (atomic_pair) */
+      c->paired = NULL;
+      return true;
+    }
+    if (pairable(c, s)) {
+      atomic_pair(c, s);
+      return true;
+    }
     v = atomic(c, s);
     break;
   case IR_check_index: check_index(c, s); return true;

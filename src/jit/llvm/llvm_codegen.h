@@ -184,6 +184,7 @@ struct cg {
   LLVMValueRef sf_cellc[IR_MAX_INDICES];
   LLVMValueRef sf_nbr;
   bool uses_runtime;                     /* a task read rt_context.runtime */
+  ir_stmt *paired;                       /* an atomic emitted with the one before it (cg_memory.c) */
   /* SNodes whose cells the task being generated activates or deactivates
   ** (cg_sparse.c, computed once per task): reads of the others need no
   ** atomics, no other thread changes them while the task runs */
