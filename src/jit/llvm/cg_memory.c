@@ -169,20 +169,25 @@ static void check_index(cg *c, ir_stmt *s) {
 ** two places of one parent 4 bytes apart; the pairing itself is checked at
 ** run time (the second address is the first plus 4, the first 8-byte
 ** aligned), else they are two adds. Not across the parts and pieces of a
-** split task (cg_split.c), and not on NVPTX, whose float adds are native. */
-static bool pairable(cg *c, ir_stmt *s) {
+** split task (cg_split.c), and not on NVPTX, whose float adds are native.
+**
+** pair_of: the atomic that pairs with s, the next statement but constants
+** (a vector constant's components come between the two adds); NULL if none. */
+static ir_stmt *pair_of(cg *c, ir_stmt *s) {
   ir_stmt *n = s->next;
-  if (!n || n == c->part_end || strcmp(c->target->name, "x86_64") != 0 || LLVMCountParams(c->fn) != 4) return false;
-  if (s->op != IR_atomic_add || n->op != IR_atomic_add || s->type != IR_f32 || n->type != IR_f32) return false;
-  if (s->ops[0]->op != IR_global_ptr || n->ops[0]->op != IR_global_ptr) return false;
+  while (n && n != c->part_end && n->op == IR_const) n = n->next;
+  if (!n || n == c->part_end || strcmp(c->target->name, "x86_64") != 0 || LLVMCountParams(c->fn) != 4) return NULL;
+  if (s->op != IR_atomic_add || n->op != IR_atomic_add || s->type != IR_f32 || n->type != IR_f32) return NULL;
+  if (s->ops[0]->op != IR_global_ptr || n->ops[0]->op != IR_global_ptr) return NULL;
   const ir_snode *a = place_of(c, s->ops[0]), *b = place_of(c, n->ops[0]);
-  return a->parent == b->parent && b->offset == a->offset + 4;
+  return a->parent == b->parent && b->offset == a->offset + 4 ? n : NULL;
 }
 
-/* The pair (s, s->next) of pairable(); sets both statements' values (the
-** old values, as lt.atomic_add returns them). */
-static void atomic_pair(cg *c, ir_stmt *s) {
-  ir_stmt *n = s->next;
+/* The pair (s, n = pair_of(s)); sets both statements' values (the old
+** values, as lt.atomic_add returns them). The constants between them are
+** emitted first (again later, to the same values). */
+static void atomic_pair(cg *c, ir_stmt *s, ir_stmt *n) {
+  for (ir_stmt *k = s->next; k != n; k = k->next) cg_stmt(c, k);
   LLVMTypeRef f32 = LLVMFloatTypeInContext(c->ctx), v2 = LLVMVectorType(f32, 2);
   LLVMValueRef p = cg_get(c, s->ops[0]), q = cg_get(c, n->ops[0]);
   LLVMValueRef x = cg_get(c, s->ops[1]), y = cg_get(c, n->ops[1]);
@@ -326,8 +331,9 @@ bool cg_memory(cg *c, ir_stmt *s) {
       c->paired = NULL;
       return true;
     }
-    if (pairable(c, s)) {
-      atomic_pair(c, s);
+    ir_stmt *n = pair_of(c, s);
+    if (n) {
+      atomic_pair(c, s, n);
       return true;
     }
     v = atomic(c, s);
