@@ -63,6 +63,7 @@ typedef struct rt_context {
   RT_NODE_KIND_FUNCTIONS(_, pointer) RT_NODE_KIND_FUNCTIONS(_, dynamic)                \
   _(rt_dynamic_append, "i32", "rt_meta*, i8* node")                                     \
   _(rt_dynamic_append_cell, "i8*", "rt_meta*, i8* node, i32 chunk_cells, i32 stripe, i32* index") \
+  _(rt_dynamic_count, "void", "rt_meta*, i32 stripe, i64 n")                            \
   _(rt_dynamic_length, "i32", "rt_meta*, i8* node")                                     \
   _(rt_list_clear, "void", "rt_runtime*, i32 snode")                                    \
   _(rt_listgen_root, "void", "rt_runtime*, i32 root, i8* container")                    \

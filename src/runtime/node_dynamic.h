@@ -72,7 +72,9 @@ char *rt_dynamic_activate(const rt_meta *m, char *node, int32_t i) {
 /* Reserves index n with one CAS (two threads rarely append to one list at
 ** once, so it seldom retries), then finds or makes its chunk in one walk.
 ** chunk_cells is m->chunk_cells, passed by generated code as a constant so
-** the division by it folds. */
+** the division by it folds. The element is counted in stripe `stripe`; when
+** stripe < 0 the caller counts it (generated code sums a task's appends in
+** a register and calls rt_dynamic_count once, as it returns). */
 char *rt_dynamic_append_cell(const rt_meta *m, char *node, int32_t chunk_cells, int32_t stripe,
                              int32_t *index) {
   rt_dynamic_node *d = (rt_dynamic_node *)node;
@@ -83,12 +85,16 @@ char *rt_dynamic_append_cell(const rt_meta *m, char *node, int32_t chunk_cells, 
       return 0;
     }
   } while (!__atomic_compare_exchange_n(&d->n, &n, n + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-  rt_count_active(m->rt, m->snode_id, (uint32_t)stripe, 1);
+  if (stripe >= 0) rt_count_active(m->rt, m->snode_id, (uint32_t)stripe, 1);
   *index = n;
   /* Without its chunk the element is written to the sink and reads as zero;
   ** the pool error is recorded. */
   char *chunk = dyn_chunk(m, d, n / chunk_cells, 1);
   return chunk ? dyn_cell(m, chunk, n, chunk_cells) : m->rt->sink;
+}
+
+void rt_dynamic_count(const rt_meta *m, int32_t stripe, int64_t n) {
+  if (n) rt_count_active(m->rt, m->snode_id, (uint32_t)stripe, n);
 }
 
 int32_t rt_dynamic_append(const rt_meta *m, char *node) {

@@ -303,8 +303,10 @@ RT_NODE_OPS(dynamic)
 int32_t rt_dynamic_append(const rt_meta *m, char *node);
 /* append and activate in one: the new element's cell, its index in *index;
 ** NULL and -1 when the list is full. chunk_cells must be m->chunk_cells;
-** stripe: the caller's thread (rt_count_active). */
+** stripe: the caller's thread (rt_count_active), or -1 when the caller
+** counts its appends itself, with rt_dynamic_count. */
 char *rt_dynamic_append_cell(const rt_meta *m, char *node, int32_t chunk_cells, int32_t stripe, int32_t *index);
+void rt_dynamic_count(const rt_meta *m, int32_t stripe, int64_t n);
 int32_t rt_dynamic_length(const rt_meta *m, char *node);
 
 /* The same operations dispatched on m->kind (listgen, host tools, tests). */

@@ -25,6 +25,7 @@ void cg_fail_if(cg *c, LLVMValueRef bad, const char *fn, int n, LLVMTypeRef *tys
   LLVMBuildCondBr(B, bad, fail, ok);
   LLVMPositionBuilderAtEnd(B, fail);
   cg_call(c, fn, c->t_void, n, tys, args);
+  cg_task_exit(c);
   LLVMBuildRetVoid(B);   /* the launcher skips the remaining chunks after an error */
   LLVMPositionBuilderAtEnd(B, ok);
 }

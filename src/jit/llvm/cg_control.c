@@ -164,6 +164,7 @@ static void emit_return(cg *c, ir_stmt *s) {
     else bits = cg_int_convert(c, x, ir_type_is_signed(v->type), c->t_i64);
     LLVMBuildStore(B, bits, cg_ctx_field(c, CG_CTX_RET));
   }
+  cg_task_exit(c);
   LLVMBuildRetVoid(B);
 }
 

@@ -173,11 +173,17 @@ static LLVMValueRef emit_task(cg *c, ir_stmt *task, const char *name) {
   LLVMBasicBlockRef body = cg_new_bb(c, "body");
   LLVMPositionBuilderAtEnd(c->b, body);
   c->nloops = 0;
+  cg_append_counters(c, task);
   if (jit_task_is_sparse(task->op))
     cg_sparse_task_body(c, task, LLVMGetParam(c->fn, 2), LLVMGetParam(c->fn, 3));
   else
     cg_task_body(c, task, LLVMGetParam(c->fn, 2), LLVMGetParam(c->fn, 3));
-  if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(c->b))) LLVMBuildRetVoid(c->b);
+  if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(c->b))) {
+    cg_task_exit(c);
+    LLVMBuildRetVoid(c->b);
+  }
+  c->ncount = 0;
+  c->count_fn = NULL;
   LLVMPositionBuilderAtEnd(c->b, c->entry);
   LLVMBuildBr(c->b, body);
   return c->fn;

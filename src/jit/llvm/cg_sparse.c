@@ -270,6 +270,59 @@ static LLVMValueRef in_ambient(cg *c, LLVMValueRef p) {
   return LLVMBuildICmp(B, LLVMIntULT, d, size, "");
 }
 
+/* ---- counting appends --------------------------------------------------------------
+** Every append adds one to its level's active count (rt_count_active). A
+** locked add per element cost as much as the append itself, so a task
+** function counts its appends to each level (up to 4) in a variable and adds
+** the sum once, as it returns; appends it cannot count so (in an outlined
+** piece, cg_split.c, or to a fifth level) the runtime counts. */
+static void find_appends(ir_stmt *s, void *ud) {
+  cg *c = ud;
+  if (s->op != IR_snode_append || c->ncount == 4) return;
+  for (int k = 0; k < c->ncount; k++)
+    if (c->count_snode[k] == s->aux) return;
+  c->count_snode[c->ncount++] = s->aux;
+}
+
+void cg_append_counters(cg *c, ir_stmt *task) {
+  c->ncount = 0;
+  c->count_fn = c->fn;
+  if (!task->blocks[0]) return;
+  ir_walk(task->blocks[0], find_appends, c);
+  if (!c->ncount) return;
+  LLVMBuilderRef eb = LLVMCreateBuilderInContext(c->ctx);
+  LLVMPositionBuilderAtEnd(eb, c->entry);
+  for (int k = 0; k < c->ncount; k++) {
+    c->count_var[k] = LLVMBuildAlloca(eb, c->t_i64, "appended");
+    LLVMBuildStore(eb, LLVMConstInt(c->t_i64, 0, 0), c->count_var[k]);
+  }
+  LLVMDisposeBuilder(eb);
+}
+
+/* The task function's count of appends to level id, or NULL. */
+static LLVMValueRef append_counter(cg *c, int id) {
+  if (c->fn != c->count_fn) return NULL;
+  for (int k = 0; k < c->ncount; k++)
+    if (c->count_snode[k] == id) return c->count_var[k];
+  return NULL;
+}
+
+/* The task's thread number (parameter 1 of a task function); a piece of an
+** outlined task (cg_split.c) has none and takes 0. */
+static LLVMValueRef thread_number(cg *c) {
+  return LLVMCountParams(c->fn) == 4 && LLVMTypeOf(LLVMGetParam(c->fn, 1)) == c->t_i32 ? LLVMGetParam(c->fn, 1)
+                                                                                     : i32c(c, 0);
+}
+
+void cg_task_exit(cg *c) {
+  if (c->fn != c->count_fn) return;
+  for (int k = 0; k < c->ncount; k++) {
+    LLVMValueRef a[3] = {sp_meta(c, c->count_snode[k]), thread_number(c),
+                         LLVMBuildLoad2(B, c->t_i64, c->count_var[k], "")};
+    sp_call_rt(c, NULL, "rt_dynamic_count", a, 3);
+  }
+}
+
 /* snode_append: reserve an element and find its cell in one runtime call
 ** (the chunk size is a constant here, so its division folds), then store
 ** the value into the cell. A full list gives -1 and drops the value; debug
@@ -279,11 +332,11 @@ static LLVMValueRef append(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef 
     cg_fail(c, s, "snode_append needs a dynamic SNode holding exactly one place");
   const ir_snode *place = lvl->children[0];
   LLVMValueRef slot = cg_entry_alloca(c, c->t_i32, "append.index");
-  /* the task's thread number (its parameter 1) picks the counter stripe; a
-  ** piece of an outlined task (cg_split.c) has none and takes stripe 0 */
-  LLVMValueRef thread = LLVMCountParams(c->fn) == 4 && LLVMTypeOf(LLVMGetParam(c->fn, 1)) == c->t_i32
-                            ? LLVMGetParam(c->fn, 1) : i32c(c, 0);
-  LLVMValueRef a[5] = {sp_meta(c, lvl->id), node, i32c(c, (int)lvl->chunk_cells), thread, slot};
+  /* counted here (then the runtime is told stripe -1) or by the runtime in
+  ** the stripe of the task's thread */
+  LLVMValueRef counter = append_counter(c, lvl->id);
+  LLVMValueRef stripe = counter ? i32c(c, -1) : thread_number(c);
+  LLVMValueRef a[5] = {sp_meta(c, lvl->id), node, i32c(c, (int)lvl->chunk_cells), stripe, slot};
   LLVMValueRef cell = sp_call_rt(c, s, "rt_dynamic_append_cell", a, 5);
   LLVMValueRef idx = LLVMBuildLoad2(B, c->t_i32, slot, "");
   LLVMValueRef ok = LLVMBuildICmp(B, LLVMIntSGE, idx, i32c(c, 0), "");
@@ -296,6 +349,8 @@ static LLVMValueRef append(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef 
     cg_fail(c, s, "snode_append of a %s value to a field of %s (run typecheck first)",
             ir_type_name(s->ops[s->nops - 1]->type), ir_type_name(place->dtype));
   LLVMBuildStore(B, v, gep(c, cell, i64c(c, place->offset)));
+  if (counter)
+    LLVMBuildStore(B, LLVMBuildAdd(B, LLVMBuildLoad2(B, c->t_i64, counter, ""), i64c(c, 1), ""), counter);
   LLVMBuildBr(B, done);
   LLVMPositionBuilderAtEnd(B, full);
   if (c->k->debug) {

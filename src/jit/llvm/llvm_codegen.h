@@ -185,6 +185,13 @@ struct cg {
   LLVMValueRef sf_nbr;
   bool uses_runtime;                     /* a task read rt_context.runtime */
   ir_stmt *paired;                       /* an atomic emitted with the one before it (cg_memory.c) */
+  /* the task function's count of its appends to each dynamic level it
+  ** appends to (cg_sparse.c): i64 variables, added to the level's active
+  ** count once, as the function returns (cg_task_exit) */
+  int count_snode[4];
+  LLVMValueRef count_var[4];
+  int ncount;
+  LLVMValueRef count_fn;
   /* SNodes whose cells the task being generated activates or deactivates
   ** (cg_sparse.c, computed once per task): reads of the others need no
   ** atomics, no other thread changes them while the task runs */
@@ -241,6 +248,10 @@ void cg_open(cg *c);
 void cg_br(cg *c, LLVMBasicBlockRef bb);
 LLVMBasicBlockRef cg_new_bb(cg *c, const char *name);
 LLVMValueRef cg_entry_alloca(cg *c, LLVMTypeRef t, const char *name);
+/* Before every return of a task function: flush what the task keeps in
+** registers for the runtime (cg_sparse.c: append counts). */
+void cg_task_exit(cg *c);
+void cg_append_counters(cg *c, ir_stmt *task);
 
 /* Emitters by concern, one per value of ops.def's emit column (cg_stmt
 ** dispatches on it); each returns false when it cannot emit the statement. */
