@@ -29,7 +29,11 @@
 ** vectorized, and LLVM then unrolls the vector loop too, which more than
 ** doubled the compile time of mpm88's grid update (45 ms against 20) for no
 ** measurable gain: such loops get llvm.loop.unroll.disable (the vectorizer's
-** own interleaving stays). */
+** own interleaving stays). So does a loop holding one at its top level (the
+** task loop over an ndrange's rows): LLVM unrolled it four times, each copy
+** with its own vectorized row loop, for nothing measurable either (a 3000^2
+** stencil or clear), and mpm88's grid clearing compiled in 15 ms instead of
+** 8.5. */
 typedef struct {
   unsigned char *data;    /* [next_id]: the statement's value depends on memory */
   int n;
@@ -112,6 +116,16 @@ static void emit_while(cg *c, ir_stmt *s) {
   LLVMPositionBuilderAtEnd(B, exit);
 }
 
+/* Whether blk holds, at its top level, a loop over a constant range of 32 or
+** more (an ndrange row, which counted_loop marks unroll.disable). */
+static bool holds_long_row(const ir_block *blk) {
+  for (const ir_stmt *s = blk ? blk->first : NULL; s; s = s->next)
+    if (s->op == IR_range_for && s->ops[0]->op == IR_const && s->ops[1]->op == IR_const &&
+        s->ops[1]->imm.ival - s->ops[0]->imm.ival >= 32)
+      return true;
+  return false;
+}
+
 /* for i in [begin, end): the counter lives in an entry-block alloca (mem2reg
 ** turns it into a phi); continue jumps to the increment. */
 static void counted_loop(cg *c, ir_stmt *s, LLVMValueRef begin, LLVMValueRef end, bool sgn) {
@@ -137,8 +151,9 @@ static void counted_loop(cg *c, ir_stmt *s, LLVMValueRef begin, LLVMValueRef end
     static const char *const h[] = {"llvm.loop.vectorize.enable"};
     static const int v[] = {-1};
     loop_hints(c, latch, h, v, 1);
-  } else if (LLVMIsAConstantInt(begin) && LLVMIsAConstantInt(end) &&
-             LLVMConstIntGetSExtValue(end) - LLVMConstIntGetSExtValue(begin) >= 32) {
+  } else if ((LLVMIsAConstantInt(begin) && LLVMIsAConstantInt(end) &&
+              LLVMConstIntGetSExtValue(end) - LLVMConstIntGetSExtValue(begin) >= 32) ||
+             holds_long_row(s->blocks[0])) {
     static const char *const h[] = {"llvm.loop.unroll.disable"};
     static const int v[] = {0};
     loop_hints(c, latch, h, v, 1);
