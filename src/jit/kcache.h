@@ -28,7 +28,7 @@ typedef struct {
   uint64_t max_bytes;         /* eviction threshold; 0: the default (256 MiB) */
 } jit_cache;
 
-enum { JIT_CACHE_FORMAT = 1 };
+enum { JIT_CACHE_FORMAT = 2 };   /* 2: a CPU entry holds one object per group of tasks */
 #define JIT_CACHE_DEFAULT_MAX ((uint64_t)256 << 20)
 
 /* 64-bit FNV-1a of n bytes, continuing from h (start with jit_hash_init). */

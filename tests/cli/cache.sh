@@ -56,6 +56,52 @@ printf 'not a cache entry' > "$victim"
 check "foreign file: recompiled" "hits 1 misses 1" "$(run | sed 's/ sum.*//')"
 check "rewritten entries hit" "hits 2 misses 0" "$(run | sed 's/ sum.*//')"
 
+# a damaged payload behind a right checksum (edit.lua rewrites the entry and
+# its checksum): object counts and sizes out of range, an object that is no
+# ELF file, one the JIT cannot link; each a miss, the kernel compiled again,
+# the same result, the entry rewritten whole
+cat > "$tmp/edit.lua" <<'LUA'
+-- edit.lua FILE HOW: the CPU payload (u32 ntasks, u32 needs_runtime, u32
+-- nobjects, then per object u64 size and its bytes) edited, the checksum
+-- (FNV-1a 64 of every byte before it) made right
+local path, how = arg[1], arg[2]
+local f = assert(io.open(path, "rb"))
+local d = f:read("a")
+f:close()
+local K, P = string.unpack("<I8I8", d, 17)
+local key, pay = d:sub(1, 32 + K), d:sub(33 + K, 32 + K + P)
+local nt, rt, nobj = string.unpack("<I4I4I4", pay)
+local size = string.unpack("<I8", pay, 13)
+local obj = pay:sub(21, 20 + size)
+local rest = pay:sub(21 + size)
+if how == "none" then pay = string.pack("<I4I4I4", nt, rt, 0)
+elseif how == "many" then pay = string.pack("<I4I4I4", nt, rt, 4000) .. pay:sub(13)
+elseif how == "long" then pay = string.pack("<I4I4I4I8", nt, rt, nobj, size + 1) .. obj .. rest
+elseif how == "huge" then pay = string.pack("<I4I4I4I8", nt, rt, nobj, 1 << 40) .. obj .. rest
+elseif how == "tasks" then pay = string.pack("<I4", nt + 1) .. pay:sub(5)
+elseif how == "notelf" then pay = pay:sub(1, 20) .. "\0ELF" .. obj:sub(5) .. rest
+elseif how == "junk" then   -- an ELF header and nothing an object needs
+  local junk = "\127ELF" .. string.rep("\0", 60)
+  pay = string.pack("<I4I4I4I8", nt, rt, nobj, #junk) .. junk .. rest
+end
+local body = key:sub(1, 24) .. string.pack("<I8", #pay) .. key:sub(33) .. pay
+local h = 0xcbf29ce484222325
+for i = 1, #body do h = (h ~ body:byte(i)) * 0x100000001b3 end
+f = assert(io.open(path, "wb"))
+f:write(body, string.pack("<i8", h))
+f:close()
+LUA
+victim=$(ls -t "$C"/*.ltk | head -1)
+"$LATTICE" "$tmp/edit.lua" "$victim" same
+check "payload rewritten as it was: still a hit (edit.lua's checksum is right)" "hits 2 misses 0" \
+  "$(run | sed 's/ sum.*//')"
+for how in none many long huge tasks notelf junk; do
+  victim=$(ls -t "$C"/*.ltk | head -1)
+  "$LATTICE" "$tmp/edit.lua" "$victim" "$how"
+  check "payload $how: recompiled, same result" "hits 1 misses 1 sum ${first##* sum }" "$(run)"
+  check "payload $how: rewritten" "hits 2 misses 0" "$(run | sed 's/ sum.*//')"
+done
+
 # eviction: a limit smaller than the entries keeps the newest
 rm -rf "$C"
 LT_CACHE=$C "$LATTICE" "$tmp/sim.lua" 10 > /dev/null 2>&1

@@ -11,8 +11,9 @@
 #include "../llvm/llvm_codegen.h"
 
 /* The optimised LLVM IR that be (from jit_cpu_create) would run for k, as
-** malloc'd text; NULL with a message in err on failure. For tests (checking
-** that loops vectorize) and for inspecting generated code. */
+** malloc'd text (the modules k's tasks are compiled as, one after another);
+** NULL with a message in err on failure. For tests (checking that loops
+** vectorize) and for inspecting generated code. */
 char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 
 /* ---- internal to src/jit/cpu ---- */
@@ -47,10 +48,12 @@ extern const cg_target cpu_target;  /* cpu_backend.c: math functions, runtime bi
 void cpu_llvm_error(LLVMErrorRef e, const char *what, char *err, size_t errlen);
 
 /* cpu_compile.c: k's optimised LLVM module for target machine tm (of
-** `triple`), symbols PREFIX_taskN; verify: check the IR LLVM made. false
-** with the message (nothing to free then). Shared with cpu_aot.c. */
+** `triple`), symbols PREFIX_taskN, with the tasks i where only[i] is set
+** (NULL: every task; cg_build_tasks); verify: check the IR LLVM made. false
+** with the message (nothing to free then). Shared with cpu_aot.c, which
+** makes one module of every task. */
 bool cpu_build(ir_kernel *k, const char *prefix, const char *triple, bool verify, LLVMContextRef ctx,
-               LLVMTargetMachineRef tm, cg_module *m, char *err, size_t errlen);
+               LLVMTargetMachineRef tm, const unsigned char *only, cg_module *m, char *err, size_t errlen);
 
 /* cpu_compile.c: jit_backend.compile, compile_start, compile_wait */
 jit_kernel *cpu_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen);

@@ -86,7 +86,7 @@ static bool kernel_object(ir_kernel *k, int index, const char *cpu, const char *
   char prefix[32];
   snprintf(prefix, sizeof prefix, "ltm%d", index);
   cg_module m;
-  bool ok = cpu_build(k, prefix, AOT_TRIPLE, true, ctx, tm, &m, err, errlen);
+  bool ok = cpu_build(k, prefix, AOT_TRIPLE, true, ctx, tm, NULL, &m, err, errlen);
   if (ok) {
     LLVMMemoryBufferRef obj = NULL;
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, m.mod, LLVMObjectFile, &msg, &obj)) {

@@ -1,18 +1,29 @@
 /*
 ** cpu_compile.c -- compiling a kernel for the CPU backend, in two halves:
 **
-**   object   IR -> LLVM module -> optimised -> machine code (an object file
-**            in memory). Touches nothing shared: its own LLVM context and
-**            target machine, and the kernel's IR read-only. So it may run on
-**            another thread (compile_start) while Lua goes on.
-**   link     the object into the backend's LLJIT under a resource tracker of
-**            its own, and the task symbols looked up; on the Lua thread.
+**   objects  IR -> LLVM modules -> optimised -> machine code (object files
+**            in memory). The kernel's tasks are split into groups of about
+**            equal cost (plan_groups, from the IR alone); each group is one
+**            module, built in an LLVM context and with a target machine of
+**            its own, so the groups of one kernel compile on several threads
+**            at once. Touches nothing shared but the scheduler below, and
+**            the kernel's IR read-only.
+**   link     every group's object into the backend's LLJIT under one
+**            resource tracker (the kernel's), and the task symbols looked
+**            up; on the Lua thread.
 **
-** be->compile does both in a row; compile_start runs the first half on a
-** thread of its own and compile_wait joins it and links. lt.compile uses
-** that to compile several kernels at once (docs/language.md).
+** Every symbol a group defines besides its tasks' functions is internal (the
+** runtime bitcode, the parts of split tasks: cg_build_tasks), so the objects
+** of one kernel link side by side, each with its own copy of what it uses.
+**
+** be->compile runs the groups on the calling thread and on helper threads
+** where cores are free, then links; compile_start queues them for the
+** scheduler's threads and returns, and compile_wait works on the rest of
+** them itself, waits and links. lt.compile uses that to compile several
+** kernels at once (docs/language.md).
 */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +46,9 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* A target machine for the host: one per compilation, as a target machine
-** must not be shared between threads. PIC and the small code model suit
-** the JIT's linker (calls into libm go through its stubs). */
+/* A target machine for the host: one per module, as a target machine must
+** not be shared between threads. PIC and the small code model suit the
+** JIT's linker (calls into libm go through its stubs). */
 static LLVMTargetMachineRef host_tm(const cpu_impl *im) {
   LLVMTargetRef target;
   char *msg = NULL;
@@ -49,29 +60,21 @@ static LLVMTargetMachineRef host_tm(const cpu_impl *im) {
                                  LLVMRelocPIC, LLVMCodeModelSmall);
 }
 
-/* Symbols of a cache entry: named by its key, so an object compiled in one
-** run links in another next to kernels compiled there. */
-static void cache_prefix(uint64_t hash, char *out, size_t len) {
-  snprintf(out, len, "ltk_%016llx", (unsigned long long)hash);
-}
-
-/* The optimised module of k in ctx; symbols PREFIX_taskN, where PREFIX is
-** the kernel's name and serial, or the cache key's when hash is not 0. */
-static bool build(const cpu_impl *im, ir_kernel *k, unsigned serial, uint64_t hash, LLVMContextRef ctx,
-                  LLVMTargetMachineRef tm, cg_module *m, char *err, size_t errlen) {
-  char prefix[96];
+/* The tasks' symbol prefix: the cache key's hash (ltk_<hash>), so an object
+** compiled in one run links in another next to kernels compiled there; else
+** the kernel's name and a serial number, unique in the backend. */
+static void symbol_prefix(const ir_kernel *k, unsigned serial, uint64_t hash, char *out, size_t len) {
   if (hash) {
-    cache_prefix(hash, prefix, sizeof prefix);
+    snprintf(out, len, "ltk_%016llx", (unsigned long long)hash);
   } else {
-    int n = cg_symbol_prefix(k, prefix, sizeof prefix);
-    snprintf(prefix + n, sizeof prefix - (size_t)n, "_%u", serial);   /* unique symbols */
+    int n = cg_symbol_prefix(k, out, len);
+    snprintf(out + n, len - (size_t)n, "_%u", serial);
   }
-  return cpu_build(k, prefix, im->host.triple, im->debug, ctx, tm, m, err, errlen);
 }
 
 bool cpu_build(ir_kernel *k, const char *prefix, const char *triple, bool verify, LLVMContextRef ctx,
-               LLVMTargetMachineRef tm, cg_module *m, char *err, size_t errlen) {
-  if (!cg_build(&cpu_target, ctx, k, prefix, m, err, errlen)) return false;
+               LLVMTargetMachineRef tm, const unsigned char *only, cg_module *m, char *err, size_t errlen) {
+  if (!cg_build_tasks(&cpu_target, ctx, k, prefix, only, m, err, errlen)) return false;
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
   LLVMSetModuleDataLayout(m->mod, dl);
   LLVMDisposeTargetData(dl);
@@ -92,55 +95,43 @@ bool cpu_build(ir_kernel *k, const char *prefix, const char *triple, bool verify
   return ok;
 }
 
-char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
-  cpu_impl *im = be->impl;
-  LLVMTargetMachineRef tm = host_tm(im);
-  if (!tm) {
-    snprintf(err, errlen, "cannot create a target machine for %s", im->host.triple);
-    return NULL;
-  }
-  LLVMContextRef ctx = LLVMContextCreate();
-  cg_module m;
-  char *text = NULL;
-  if (build(im, k, im->serial++, 0, ctx, tm, &m, err, errlen)) {
-    char *s = LLVMPrintModuleToString(m.mod);
-    text = strdup(s);
-    LLVMDisposeMessage(s);
-    LLVMDisposeModule(m.mod);
-    cg_module_free(&m);
-    if (!text) snprintf(err, errlen, "out of memory");
-  }
-  LLVMContextDispose(ctx);
-  LLVMDisposeTargetMachine(tm);
-  return text;
-}
-
-/* ---- the first half: IR to an object file ----------------------------------------- */
-
-struct jit_pending {
-  cpu_impl *im;
-  ir_kernel *k;
-  unsigned serial;
-  double object_ms;                /* make_object's own time, for compile_ms */
-  /* results */
-  bool ok;
-  LLVMMemoryBufferRef obj;
-  cg_module m;                     /* names, ntasks, needs_runtime (the module is gone) */
-  char err[1024];
-  /* compile_start */
-  pthread_t thread;
-  bool threaded;
-  uint64_t ticket;                 /* start order (object_thread) */
-  /* the offline cache: the key (NULL: not cached), its hash, and whether the
-  ** object came from it */
-  char *key;
-  size_t keylen;
-  uint64_t hash;
-  bool hit;
+/* ---- groups of tasks ------------------------------------------------------------
+** What LLVM spends on a task, roughly, in units of 50 us (x86-64 at O2,
+** fitted to mpm88's tasks here): TASK_COST for a function; LOOP_COST more
+** for the loop of a range_for or struct_for task (vectorised with run-time
+** checks, interleaved, strength-reduced: a task looping over x[i] = x[i] + 1
+** takes 7 ms, one of a few serial statements 1 ms); a unit per statement,
+** and IN_LOOP units per statement inside a loop of the task (a loop body
+** the vectorizer works on: mpm88's grid update, 29 statements in its row
+** loop, takes 22 ms; its P2G, 227 statements and no inner loop, 25). The
+** tasks that use the sparse runtime stay together, one item of the plan:
+** the runtime functions they call are optimised at O3 and inlined once per
+** module (about 100 ms for a struct-for), which splitting would repeat. A
+** module costs 2.5 ms of its own, so a kernel is split only where each
+** group gets at least CPU_GROUP_MIN, into at most CPU_MAX_GROUPS, the items
+** dealt largest first to the group with the least so far (ties: the lower
+** index), so group 0 is the largest: a plan from the IR alone, the same on
+** every machine, so the cache holds the same objects whatever the core
+** count. */
+enum {
+  TASK_COST = 20, LOOP_COST = 120, IN_LOOP = 10, RUNTIME_COST = 2000,
+  CPU_GROUP_MIN = 200, CPU_MAX_GROUPS = 8
 };
 
-/* ---- the offline cache ------------------------------------------------------------
-** An entry's payload: u32 ntasks, u32 needs_runtime, then the object file. */
+static long block_cost(const ir_block *blk, bool in_loop) {
+  long n = 0;
+  for (const ir_stmt *s = blk ? blk->first : NULL; s; s = s->next) {
+    n += in_loop ? IN_LOOP : 1;
+    bool loop = in_loop || s->op == IR_range_for || s->op == IR_while;
+    n += block_cost(s->blocks[0], loop) + block_cost(s->blocks[1], loop);
+  }
+  return n;
+}
+
+static long task_cost(const ir_stmt *task) {
+  bool loop = task->op == IR_task_range_for || task->op == IR_task_struct_for;
+  return TASK_COST + (loop ? LOOP_COST : 0) + block_cost(task->blocks[0], false);
+}
 
 static int count_tasks(const ir_kernel *k) {
   int n = 0;
@@ -148,149 +139,419 @@ static int count_tasks(const ir_kernel *k) {
   return n;
 }
 
+/* group[i]: the group of task i; returns the number of groups (0: out of memory). */
+static int plan_groups(ir_kernel *k, int ntasks, unsigned char *group) {
+  if (ntasks <= 1) {
+    if (ntasks) group[0] = 0;
+    return 1;
+  }
+  /* items: a task that does not use the runtime, or all that do (item[i]) */
+  long *cost = calloc((size_t)ntasks, sizeof *cost);
+  int *item = calloc((size_t)ntasks, sizeof *item), *order = calloc((size_t)ntasks, sizeof *order);
+  if (!cost || !item || !order) {
+    free(cost);
+    free(item);
+    free(order);
+    return 0;
+  }
+  long total = 0;
+  int nitems = 0, rt_item = -1, i = 0;
+  for (ir_stmt *s = k->body->first; s; s = s->next, i++) {
+    if (cg_task_runtime(k, s) != CG_RUNTIME_SPARSE) {
+      item[i] = nitems++;
+    } else {
+      if (rt_item < 0) {
+        rt_item = nitems++;
+        cost[rt_item] = RUNTIME_COST;
+      }
+      item[i] = rt_item;
+    }
+    cost[item[i]] += task_cost(s);
+  }
+  for (int a = 0; a < nitems; a++) {
+    total += cost[a];
+    order[a] = a;
+  }
+  long g = total / CPU_GROUP_MIN;
+  int ngroups = (int)(g < 1 ? 1 : g > CPU_MAX_GROUPS ? CPU_MAX_GROUPS : g);
+  if (ngroups > nitems) ngroups = nitems;
+  /* largest first (insertion sort: a kernel has a few tasks), stable */
+  for (int a = 1; a < nitems; a++)
+    for (int b = a; b > 0 && cost[order[b]] > cost[order[b - 1]]; b--) {
+      int t = order[b];
+      order[b] = order[b - 1];
+      order[b - 1] = t;
+    }
+  /* each item to the group with the least so far; cost[] becomes the item's group */
+  long load[CPU_MAX_GROUPS] = {0};
+  for (int a = 0; a < nitems; a++) {
+    int best = 0;
+    for (int b = 1; b < ngroups; b++)
+      if (load[b] < load[best]) best = b;
+    load[best] += cost[order[a]];
+    cost[order[a]] = best;
+  }
+  for (i = 0; i < ntasks; i++) group[i] = (unsigned char)cost[item[i]];
+  free(cost);
+  free(item);
+  free(order);
+  return ngroups;
+}
+
+/* One group's module, optimised and made into an object (obj), or a message. */
+typedef struct {
+  unsigned char *only;             /* [ntasks]: the tasks of this group */
+  LLVMMemoryBufferRef obj;
+  bool needs_runtime;
+  double ms;                       /* the time it took */
+} cpu_group;
+
+/* ---- a compilation ----------------------------------------------------------------- */
+
+struct jit_pending {
+  cpu_impl *im;
+  ir_kernel *k;
+  int ntasks;
+  char prefix[96];                 /* of the tasks' symbols */
+  bool verify;
+  bool dump_llvm;
+  int ngroups;
+  cpu_group *groups;
+  /* the scheduler's (under sched.mu) */
+  int next;                        /* groups claimed */
+  int done;                        /* groups finished */
+  int reserved;                    /* threads started for it that have not claimed a group yet */
+  pthread_t *threads;              /* started for it (at most ngroups); joined by the waiter */
+  int nthreads;
+  bool queued;
+  jit_pending *qnext;
+  bool failed;                     /* a group failed: the others are skipped */
+  char err[1024];                  /* the first failure's message */
+  /* the offline cache: the key (NULL: not cached), its hash, and whether
+  ** the objects came from it */
+  char *key;
+  size_t keylen;
+  uint64_t hash;
+  bool hit;
+};
+
+static pthread_mutex_t sched_mu = PTHREAD_MUTEX_INITIALIZER;   /* the scheduler's, below */
+
+static void group_work(jit_pending *p, int g) {
+  cpu_group *gr = &p->groups[g];
+  double t = now_ms();
+  char err[1024] = "";
+  LLVMTargetMachineRef tm = host_tm(p->im);
+  LLVMContextRef ctx = tm ? LLVMContextCreate() : NULL;
+  cg_module m;
+  if (!tm) {
+    snprintf(err, sizeof err, "cannot create a target machine for %s", p->im->host.triple);
+  } else if (cpu_build(p->k, p->prefix, p->im->host.triple, p->verify, ctx, tm, gr->only, &m, err, sizeof err)) {
+    if (p->dump_llvm) {   /* debugging aid: the optimised module on stderr */
+      char *s = LLVMPrintModuleToString(m.mod);
+      fprintf(stderr, "%s\n", s);
+      LLVMDisposeMessage(s);
+    }
+    char *msg = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, m.mod, LLVMObjectFile, &msg, &gr->obj)) {
+      snprintf(err, sizeof err, "machine code generation for kernel '%s' failed: %s", p->k->name, msg);
+      LLVMDisposeMessage(msg);
+      gr->obj = NULL;
+    }
+    gr->needs_runtime = m.needs_runtime;
+    LLVMDisposeModule(m.mod);
+    cg_module_free(&m);
+  }
+  if (ctx) LLVMContextDispose(ctx);
+  if (tm) LLVMDisposeTargetMachine(tm);
+  gr->ms = now_ms() - t;
+  if (!gr->obj) {
+    pthread_mutex_lock(&sched_mu);   /* the first message wins */
+    if (!p->failed) snprintf(p->err, sizeof p->err, "%s", err);
+    p->failed = true;
+    pthread_mutex_unlock(&sched_mu);
+  }
+}
+
+/* ---- the scheduler ------------------------------------------------------------------
+** Compiling threads run at most one per core (`width`), whichever kernels
+** they work for: all at once they would share the cores and all finish
+** late. Compilations wait in a queue in the order they were started
+** (lt.compile's order), and a kernel the Lua thread needs now goes to its
+** front; a free core goes to the first kernel in the queue with a group that
+** no thread has claimed or is about to. A thread works for one kernel,
+** claiming its groups until none is left, then hands its core on (starting
+** the queue's next thread) and ends; its kernel's waiter joins it. The Lua
+** thread, compiling a kernel now (be->compile) or waiting for one
+** (compile_wait), works on that kernel's groups too when a core is free,
+** counted like the others, so lt.compile's threads, the groups' threads and
+** the Lua thread together never outnumber the cores. */
+static pthread_cond_t sched_cv = PTHREAD_COND_INITIALIZER;   /* a group done, a core free */
+static jit_pending *queue;          /* in start order, the ones needed now first */
+static int busy, width;             /* threads compiling; the cores */
+
+static int cores(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : (int)n;
+}
+
+static void dequeue(jit_pending *p) {
+  for (jit_pending **q = &queue; *q; q = &(*q)->qnext)
+    if (*q == p) {
+      *q = p->qnext;
+      break;
+    }
+  p->queued = false;
+  p->qnext = NULL;
+}
+
+/* at the end of the queue, or at its front when urgent */
+static void enqueue(jit_pending *p, bool urgent) {
+  if (p->queued) dequeue(p);
+  jit_pending **q = &queue;
+  if (!urgent)
+    while (*q) q = &(*q)->qnext;
+  p->qnext = *q;
+  *q = p;
+  p->queued = true;
+}
+
+static void *group_thread(void *arg);
+
+/* Starts threads for the queue's first kernels while cores are free (sched.mu held). */
+static void schedule(void) {
+  if (!width) width = cores();
+  while (busy < width) {
+    jit_pending *p = queue;
+    while (p && p->ngroups - p->next - p->reserved <= 0) p = p->qnext;
+    if (!p) return;
+    p->reserved++;
+    busy++;
+    if (pthread_create(&p->threads[p->nthreads], NULL, group_thread, p) != 0) {
+      p->reserved--;   /* no thread to be had: the waiter does the work */
+      busy--;
+      pthread_cond_broadcast(&sched_cv);
+      return;
+    }
+    p->nthreads++;
+  }
+}
+
+/* Claims and compiles p's groups until none is left (sched.mu held; it is
+** released while a group compiles). */
+static void claim_groups(jit_pending *p) {
+  while (p->next < p->ngroups) {
+    int g = p->next++;
+    if (p->next == p->ngroups) dequeue(p);
+    if (!p->failed) {
+      pthread_mutex_unlock(&sched_mu);
+      group_work(p, g);
+      pthread_mutex_lock(&sched_mu);
+    }
+    if (++p->done == p->ngroups) pthread_cond_broadcast(&sched_cv);
+  }
+}
+
+static void *group_thread(void *arg) {
+  jit_pending *p = arg;
+  pthread_mutex_lock(&sched_mu);
+  p->reserved--;
+  claim_groups(p);
+  busy--;
+  schedule();
+  pthread_cond_broadcast(&sched_cv);
+  pthread_mutex_unlock(&sched_mu);
+  return NULL;
+}
+
+/* On the Lua thread: p to the queue's front, its groups worked on here while
+** a core is free, and the wait for the others. */
+static void finish_groups(jit_pending *p) {
+  pthread_mutex_lock(&sched_mu);
+  if (!width) width = cores();
+  if (p->next < p->ngroups) enqueue(p, true);
+  for (;;) {
+    if (p->next < p->ngroups && busy < width) {
+      busy++;
+      schedule();   /* helpers on the other free cores */
+      claim_groups(p);
+      busy--;
+      schedule();
+    } else if (p->done == p->ngroups) {
+      break;
+    } else {
+      pthread_cond_wait(&sched_cv, &sched_mu);
+    }
+  }
+  pthread_mutex_unlock(&sched_mu);
+  for (int i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+  p->nthreads = 0;
+}
+
+/* ---- the offline cache ------------------------------------------------------------
+** An entry's payload: u32 ntasks, u32 needs_runtime, u32 nobjects, then per
+** object a u64 size and the object file. */
+
 static uint32_t get32(const unsigned char *b) {
   return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
+static uint64_t get64(const unsigned char *b) { return (uint64_t)get32(b) | (uint64_t)get32(b + 4) << 32; }
 static void put32(unsigned char *b, uint32_t v) {
   for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
 }
+static void put64(unsigned char *b, uint64_t v) {
+  put32(b, (uint32_t)v);
+  put32(b + 4, (uint32_t)(v >> 32));
+}
 
-/* The object of p's kernel from the cache, with what building would have
-** given (names, ntasks, needs_runtime); false on a miss. */
+/* Whether the n bytes at b are a payload for a kernel of ntasks tasks:
+** every count in range, the objects' sizes adding up to exactly n, each an
+** ELF file by its magic. (What is inside an object is not checked: a cache
+** entry is trusted like the Lattice binary, docs/cache.md; one the JIT
+** cannot link is compiled afresh, link_object.) */
+static bool payload_ok(const unsigned char *b, size_t n, int ntasks) {
+  if (n < 12 || get32(b) != (uint32_t)ntasks || get32(b + 4) > 1) return false;
+  uint32_t nobj = get32(b + 8);
+  if (nobj < 1 || nobj > CPU_MAX_GROUPS || (ntasks > 0 && nobj > (uint32_t)ntasks)) return false;
+  size_t at = 12;
+  for (uint32_t i = 0; i < nobj; i++) {
+    if (n - at < 8) return false;
+    uint64_t size = get64(b + at);
+    at += 8;
+    if (size < 4 || size > n - at || memcmp(b + at, "\177ELF", 4) != 0) return false;
+    at += (size_t)size;
+  }
+  return at == n;
+}
+
+/* p's objects from the cache; false on a miss (a malformed payload too). */
 static bool from_cache(jit_pending *p) {
   void *payload = NULL;
   size_t n = 0;
   if (!jit_cache_get(&p->im->cache, p->key, p->keylen, &payload, &n)) return false;
   const unsigned char *b = payload;
-  int ntasks = n >= 8 ? (int)get32(b) : -1;
-  bool ok = ntasks == count_tasks(p->k) && get32(b + 4) <= 1 && n > 8;
-  char (*names)[160] = ok ? calloc((size_t)(ntasks ? ntasks : 1), sizeof *names) : NULL;
-  if (names) {
-    char prefix[40];
-    cache_prefix(p->hash, prefix, sizeof prefix);
-    for (int i = 0; i < ntasks; i++) snprintf(names[i], sizeof names[i], "%s_task%d", prefix, i);
-    p->obj = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *)b + 8, n - 8, "lattice cache entry");
-    p->m = (cg_module){.mod = NULL, .ntasks = ntasks, .names = names, .needs_runtime = get32(b + 4) != 0};
+  bool ok = payload_ok(b, n, p->ntasks);
+  int nobj = ok ? (int)get32(b + 8) : 0;
+  cpu_group *gs = ok ? calloc((size_t)nobj, sizeof *gs) : NULL;
+  size_t at = 12;
+  for (int i = 0; gs && i < nobj; i++) {
+    size_t size = (size_t)get64(b + at);
+    gs[i].obj = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *)b + at + 8, size, "lattice cache entry");
+    gs[i].needs_runtime = get32(b + 4) != 0;
+    at += 8 + size;
+    if (!gs[i].obj) ok = false;
   }
   free(payload);
-  if (!names || !p->obj) {
-    free(names);
+  if (!gs || !ok) {
+    for (int i = 0; gs && i < nobj; i++)
+      if (gs[i].obj) LLVMDisposeMemoryBuffer(gs[i].obj);
+    free(gs);
     return false;
   }
-  p->ok = p->hit = true;
+  p->groups = gs;
+  p->ngroups = p->next = p->done = nobj;
+  p->hit = true;
   return true;
 }
 
 static void to_cache(jit_pending *p) {
-  size_t n = LLVMGetBufferSize(p->obj);
-  unsigned char *b = malloc(n + 8);
+  size_t n = 12;
+  bool rt = false;
+  for (int g = 0; g < p->ngroups; g++) {
+    n += 8 + LLVMGetBufferSize(p->groups[g].obj);
+    rt |= p->groups[g].needs_runtime;
+  }
+  unsigned char *b = malloc(n);
   if (!b) return;
-  put32(b, (uint32_t)p->m.ntasks);
-  put32(b + 4, p->m.needs_runtime ? 1 : 0);
-  memcpy(b + 8, LLVMGetBufferStart(p->obj), n);
+  put32(b, (uint32_t)p->ntasks);
+  put32(b + 4, rt ? 1 : 0);
+  put32(b + 8, (uint32_t)p->ngroups);
+  size_t at = 12;
+  for (int g = 0; g < p->ngroups; g++) {
+    size_t size = LLVMGetBufferSize(p->groups[g].obj);
+    put64(b + at, size);
+    memcpy(b + at + 8, LLVMGetBufferStart(p->groups[g].obj), size);
+    at += 8 + size;
+  }
   char why[256];
-  jit_cache_put(&p->im->cache, p->key, p->keylen, b, n + 8, why, sizeof why);   /* best effort */
+  jit_cache_put(&p->im->cache, p->key, p->keylen, b, n, why, sizeof why);   /* best effort */
   free(b);
-}
-
-static void make_object_timed(jit_pending *p);
-
-/* compile_ms counts the work, not the wait for a thread or for the first call */
-static void make_object(jit_pending *p) {
-  double t = now_ms();
-  make_object_timed(p);
-  p->object_ms = now_ms() - t;
-}
-
-static void make_object_timed(jit_pending *p) {
-  if (p->key && from_cache(p)) return;
-  LLVMTargetMachineRef tm = host_tm(p->im);
-  if (!tm) {
-    snprintf(p->err, sizeof p->err, "cannot create a target machine for %s", p->im->host.triple);
-    return;
-  }
-  LLVMContextRef ctx = LLVMContextCreate();
-  if (build(p->im, p->k, p->serial, p->key ? p->hash : 0, ctx, tm, &p->m, p->err, sizeof p->err)) {
-    if (p->im->dump_llvm) {   /* debugging aid: the optimised module on stderr */
-      char *s = LLVMPrintModuleToString(p->m.mod);
-      fprintf(stderr, "%s\n", s);
-      LLVMDisposeMessage(s);
-    }
-    char *msg = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(tm, p->m.mod, LLVMObjectFile, &msg, &p->obj)) {
-      snprintf(p->err, sizeof p->err, "machine code generation for kernel '%s' failed: %s", p->k->name, msg);
-      LLVMDisposeMessage(msg);
-      cg_module_free(&p->m);
-    } else {
-      p->ok = true;
-      if (p->key) to_cache(p);
-    }
-    LLVMDisposeModule(p->m.mod);
-    p->m.mod = NULL;
-  }
-  LLVMContextDispose(ctx);
-  LLVMDisposeTargetMachine(tm);
-}
-
-/* Background compilations run at most one per core, started in the order
-** lt.compile asked for them: all at once they would share the cores and all
-** finish late, while in order the kernels a script calls first are ready
-** first and the last ones compile while the first ones run. A ticket is
-** taken on the Lua thread (compile_start); a compilation starts when fewer
-** than `width` compilations before it are unfinished (approximately: they
-** may end out of order). */
-static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static uint64_t gate_next, gate_done;
-
-static void gate_leave(void) {
-  pthread_mutex_lock(&gate_mu);
-  gate_done++;
-  pthread_cond_broadcast(&gate_cv);
-  pthread_mutex_unlock(&gate_mu);
-}
-
-static void *object_thread(void *arg) {
-  jit_pending *p = arg;
-  long width = sysconf(_SC_NPROCESSORS_ONLN);
-  if (width < 1) width = 1;
-  pthread_mutex_lock(&gate_mu);
-  while (p->ticket >= gate_done + (uint64_t)width) pthread_cond_wait(&gate_cv, &gate_mu);
-  pthread_mutex_unlock(&gate_mu);
-  make_object(p);
-  gate_leave();
-  return NULL;
 }
 
 /* ---- the second half: into the JIT --------------------------------------------------- */
 
-/* Links p's object; frees p. */
-static jit_kernel *link_object(jit_pending *p, char *err, size_t errlen) {
+static void drop_groups(jit_pending *p) {
+  for (int g = 0; g < p->ngroups; g++) {
+    if (p->groups[g].obj) LLVMDisposeMemoryBuffer(p->groups[g].obj);
+    free(p->groups[g].only);
+  }
+  free(p->groups);
+  free(p->threads);
+  p->groups = NULL;
+  p->threads = NULL;
+  p->ngroups = p->next = p->done = 0;
+}
+
+static void pending_free(jit_pending *p) {
+  drop_groups(p);
+  free(p->key);
+  free(p);
+}
+
+/* p's groups, planned (plan_groups) and not yet compiled; false when out of memory. */
+static bool plan(jit_pending *p) {
+  unsigned char *member = calloc((size_t)(p->ntasks ? p->ntasks : 1), 1);
+  int ng = member ? plan_groups(p->k, p->ntasks, member) : 0;
+  p->groups = ng ? calloc((size_t)ng, sizeof *p->groups) : NULL;
+  p->threads = ng ? calloc((size_t)ng, sizeof *p->threads) : NULL;
+  bool ok = p->groups && p->threads;
+  p->ngroups = ok ? ng : 0;
+  for (int g = 0; ok && g < ng; g++) {
+    unsigned char *only = calloc((size_t)(p->ntasks ? p->ntasks : 1), 1);
+    ok = only != NULL;
+    for (int i = 0; only && i < p->ntasks; i++) only[i] = member[i] == g;
+    p->groups[g].only = only;
+  }
+  free(member);
+  if (!ok) drop_groups(p);
+  return ok;
+}
+
+/* p's objects into the JIT under a resource tracker of their own, and jk's
+** tasks from them (the objects are the JIT's then); NULL with the message
+** when the JIT cannot link them, with nothing of them left in it. */
+static jit_kernel *link_groups(jit_pending *p, char *err, size_t errlen) {
   double t0 = now_ms();
   cpu_impl *im = p->im;
   ir_kernel *k = p->k;
-  jit_kernel *jk = NULL;
-  if (!p->ok) {
-    snprintf(err, errlen, "%s", p->err);
-    goto done;
-  }
-  jk = calloc(1, sizeof *jk);
-  jit_task *tasks = calloc((size_t)(p->m.ntasks ? p->m.ntasks : 1), sizeof *tasks);
+  jit_kernel *jk = calloc(1, sizeof *jk);
+  jit_task *tasks = calloc((size_t)(p->ntasks ? p->ntasks : 1), sizeof *tasks);
   char *name = strdup(k->name ? k->name : "kernel");
   if (!jk || !tasks || !name) {
     free(jk); free(tasks); free(name);
-    jk = NULL;
     snprintf(err, errlen, "out of memory compiling kernel '%s'", k->name);
-    goto done;
+    return NULL;
   }
   LLVMOrcJITDylibRef jd = LLVMOrcLLJITGetMainJITDylib(im->host.jit);
   LLVMOrcResourceTrackerRef rt = LLVMOrcJITDylibCreateResourceTracker(jd);
-  LLVMErrorRef e = LLVMOrcLLJITAddObjectFileWithRT(im->host.jit, rt, p->obj);
-  p->obj = NULL;   /* the JIT's now */
+  LLVMErrorRef e = NULL;
+  double work = 0;
+  bool needs_runtime = false;
+  for (int g = 0; g < p->ngroups; g++) {
+    work += p->groups[g].ms;
+    needs_runtime |= p->groups[g].needs_runtime;
+    if (!e) e = LLVMOrcLLJITAddObjectFileWithRT(im->host.jit, rt, p->groups[g].obj);   /* takes it */
+    else LLVMDisposeMemoryBuffer(p->groups[g].obj);
+    p->groups[g].obj = NULL;
+  }
   int i = 0;
   for (ir_stmt *s = k->body->first; !e && s; s = s->next, i++) {
+    char sym[160];
+    snprintf(sym, sizeof sym, "%s_task%d", p->prefix, i);
     LLVMOrcExecutorAddress addr = 0;
-    e = LLVMOrcLLJITLookup(im->host.jit, &addr, p->m.names[i]);
+    e = LLVMOrcLLJITLookup(im->host.jit, &addr, sym);
     if (e) break;
     jit_task_describe(&tasks[i], k, s);
     tasks[i].fn = (jit_task_fn)(uintptr_t)addr;
@@ -301,29 +562,53 @@ static jit_kernel *link_object(jit_pending *p, char *err, size_t errlen) {
     if (e) LLVMConsumeError(e);
     LLVMOrcReleaseResourceTracker(rt);
     free(jk); free(tasks); free(name);
-    jk = NULL;
-    goto done;
+    return NULL;
   }
   jk->name = name;
-  jk->ntasks = p->m.ntasks;
+  jk->ntasks = p->ntasks;
   jk->tasks = tasks;
-  jk->needs_runtime = p->m.needs_runtime;
+  jk->needs_runtime = needs_runtime;
   jk->gtmp_bytes = k->gtmp_size;
   jk->impl = rt;
-  jk->compile_ms = p->object_ms + (now_ms() - t0);
+  jk->compile_ms = work + (now_ms() - t0);
   jk->cached = p->hit;
   jk->cache_hash = p->key ? p->hash : 0;
-done:
-  if (!jk && p->key) cpu_live_remove(im, p->hash);
-  free(p->key);
-  if (p->obj) LLVMDisposeMemoryBuffer(p->obj);
-  if (p->ok) cg_module_free(&p->m);
-  free(p);
+  return jk;
+}
+
+/* Links p's objects (after finish_groups); frees p. A cache entry the JIT
+** cannot link (a foreign or damaged object behind a right checksum) is a
+** miss like any other: the kernel is compiled here and the entry rewritten. */
+static jit_kernel *link_object(jit_pending *p, char *err, size_t errlen) {
+  jit_kernel *jk = NULL;
+  if (p->failed) {
+    snprintf(err, errlen, "%s", p->err);
+  } else {
+    if (p->key && !p->hit) to_cache(p);
+    jk = link_groups(p, err, errlen);
+    if (!jk && p->hit) {
+      drop_groups(p);
+      p->hit = false;
+      if (plan(p)) {
+        finish_groups(p);
+        if (p->failed) {
+          snprintf(err, errlen, "%s", p->err);
+        } else {
+          to_cache(p);
+          jk = link_groups(p, err, errlen);
+        }
+      }
+    }
+  }
+  if (!jk && p->key) cpu_live_remove(p->im, p->hash);
+  pending_free(p);
   return jk;
 }
 
 /* ---- the backend's entry points ---------------------------------------------------- */
 
+/* A compilation of k: its key and its cache entry, else its groups planned;
+** NULL when out of memory. */
 static jit_pending *pending_new(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
   cpu_impl *im = be->impl;
   jit_pending *p = calloc(1, sizeof *p);
@@ -333,7 +618,10 @@ static jit_pending *pending_new(jit_backend *be, ir_kernel *k, char *err, size_t
   }
   p->im = im;
   p->k = k;
-  p->serial = im->serial++;
+  p->ntasks = count_tasks(k);
+  p->verify = im->debug;
+  p->dump_llvm = im->dump_llvm;
+  unsigned serial = im->serial++;
   if (im->cache.dir) {
     p->key = jit_kernel_key(k, im->backend_line, &p->keylen);
     p->hash = p->key ? jit_hash(jit_hash_init, p->key, p->keylen) : 0;
@@ -343,33 +631,95 @@ static jit_pending *pending_new(jit_backend *be, ir_kernel *k, char *err, size_t
       p->key = NULL;
     }
   }
+  symbol_prefix(k, serial, p->key ? p->hash : 0, p->prefix, sizeof p->prefix);
+  double t = now_ms();
+  if (p->key && from_cache(p)) {
+    p->groups[0].ms = now_ms() - t;
+    return p;
+  }
+  if (!plan(p)) {
+    if (p->key) cpu_live_remove(im, p->hash);
+    pending_free(p);
+    snprintf(err, errlen, "out of memory compiling kernel '%s'", k->name);
+    return NULL;
+  }
   return p;
 }
 
 jit_kernel *cpu_compile(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
   jit_pending *p = pending_new(be, k, err, errlen);
   if (!p) return NULL;
-  make_object(p);
+  finish_groups(p);
   return link_object(p, err, errlen);
 }
 
 jit_pending *cpu_compile_start(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
   jit_pending *p = pending_new(be, k, err, errlen);
   if (!p) return NULL;
-  pthread_mutex_lock(&gate_mu);
-  p->ticket = gate_next++;
-  pthread_mutex_unlock(&gate_mu);
-  if (pthread_create(&p->thread, NULL, object_thread, p) == 0) {
-    p->threaded = true;
-  } else {
-    make_object(p);   /* no thread to be had: compile now */
-    gate_leave();
+  if (p->next < p->ngroups) {
+    pthread_mutex_lock(&sched_mu);
+    enqueue(p, false);
+    schedule();
+    pthread_mutex_unlock(&sched_mu);
   }
   return p;
 }
 
 jit_kernel *cpu_compile_wait(jit_backend *be, jit_pending *p, char *err, size_t errlen) {
   (void)be;
-  if (p->threaded) pthread_join(p->thread, NULL);
+  finish_groups(p);
   return link_object(p, err, errlen);
+}
+
+/* ---- for tests and inspection ------------------------------------------------------ */
+
+char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
+  cpu_impl *im = be->impl;
+  int ntasks = count_tasks(k);
+  unsigned char *member = calloc((size_t)(ntasks ? ntasks : 1), 1), *only = calloc((size_t)(ntasks ? ntasks : 1), 1);
+  int ng = member && only ? plan_groups(k, ntasks, member) : 0;
+  char prefix[96];
+  symbol_prefix(k, im->serial++, 0, prefix, sizeof prefix);
+  char *text = NULL;
+  size_t len = 0;
+  bool ok = ng > 0;
+  if (!ok) snprintf(err, errlen, "out of memory");
+  /* the modules the kernel is compiled as, one after the other */
+  for (int g = 0; ok && g < ng; g++) {
+    for (int i = 0; i < ntasks; i++) only[i] = member[i] == g;
+    LLVMTargetMachineRef tm = host_tm(im);
+    if (!tm) {
+      snprintf(err, errlen, "cannot create a target machine for %s", im->host.triple);
+      ok = false;
+      break;
+    }
+    LLVMContextRef ctx = LLVMContextCreate();
+    cg_module m;
+    ok = cpu_build(k, prefix, im->host.triple, im->debug, ctx, tm, only, &m, err, errlen);
+    if (ok) {
+      char *s = LLVMPrintModuleToString(m.mod);
+      size_t n = strlen(s);
+      char *t = realloc(text, len + n + 1);
+      if (t) {
+        memcpy(t + len, s, n + 1);
+        text = t;
+        len += n;
+      } else {
+        snprintf(err, errlen, "out of memory");
+        ok = false;
+      }
+      LLVMDisposeMessage(s);
+      LLVMDisposeModule(m.mod);
+      cg_module_free(&m);
+    }
+    LLVMContextDispose(ctx);
+    LLVMDisposeTargetMachine(tm);
+  }
+  free(member);
+  free(only);
+  if (!ok) {
+    free(text);
+    return NULL;
+  }
+  return text;
 }

@@ -255,33 +255,49 @@ static void init_types(cg *c) {
   c->t_ctx = LLVMStructTypeInContext(c->ctx, f, CG_CTX_NFIELDS, 0);
 }
 
-/* Whether k's code calls into the device runtime: bounds checks and anything
-** touching sparse SNodes. Kernels that do not (dense fields without debug
-** checks, the common case) skip parsing and linking the runtime bitcode,
-** which would otherwise dominate the compile time of a small kernel. */
+/* Whether a task's code calls into the device runtime: bounds checks and
+** anything touching sparse SNodes. Modules of tasks that do not (dense
+** fields without debug checks, the common case) skip parsing and linking the
+** runtime bitcode, which would otherwise dominate the compile time of a
+** small kernel. */
 typedef struct {
   const ir_program *prog;
-  bool uses;
+  cg_runtime_use use;
 } runtime_scan;
 
 static void scan_runtime_use(ir_stmt *s, void *ud) {
   runtime_scan *r = ud;
+  cg_runtime_use u = CG_RUNTIME_NONE;
   if (s->op == IR_global_ptr) {
     const ir_snode *sn = ir_program_snode(r->prog, s->aux);
-    if (sn && ir_snode_under_sparse(sn)) r->uses = true;
-    return;
+    if (sn && ir_snode_under_sparse(sn)) u = CG_RUNTIME_SPARSE;
+  } else if (ir_op_flags(s->op) & IR_RUNTIME) {   /* flag R of ops.def */
+    u = ir_op_emit(s->op) == IR_EMIT_sparse ? CG_RUNTIME_SPARSE : CG_RUNTIME_SOME;   /* emit column */
   }
-  if (ir_op_flags(s->op) & IR_RUNTIME) r->uses = true;   /* flag R of ops.def */
+  if (u > r->use) r->use = u;
 }
 
-static bool kernel_uses_runtime(ir_kernel *k) {
-  runtime_scan r = {k->prog, false};
-  ir_walk(k->body, scan_runtime_use, &r);
-  return r.uses;
+cg_runtime_use cg_task_runtime(const ir_kernel *k, ir_stmt *task) {
+  runtime_scan r = {k->prog, CG_RUNTIME_NONE};
+  scan_runtime_use(task, &r);
+  for (int b = 0; b < 2; b++) ir_walk(task->blocks[b], scan_runtime_use, &r);
+  return r.use;
+}
+
+static bool tasks_use_runtime(ir_kernel *k, const unsigned char *only) {
+  int i = 0;
+  for (ir_stmt *s = k->body->first; s; s = s->next, i++)
+    if ((!only || only[i]) && cg_task_runtime(k, s) != CG_RUNTIME_NONE) return true;
+  return false;
 }
 
 bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *prefix,
               cg_module *out, char *err, size_t errlen) {
+  return cg_build_tasks(t, ctx, k, prefix, NULL, out, err, errlen);
+}
+
+bool cg_build_tasks(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *prefix,
+                    const unsigned char *only, cg_module *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   cg *c = calloc(1, sizeof *c);
   if (!c) { snprintf(err, errlen, "out of memory"); return false; }
@@ -296,7 +312,7 @@ bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *
   volatile bool ok = false;   /* read after longjmp */
   if (setjmp(c->fail)) goto done;
   if (!k->offloaded) cg_fail(c, NULL, "the kernel is not offloaded (run the offload pass first)");
-  if (kernel_uses_runtime(k) && !cg_runtime_link(t, c->mod, err, errlen)) goto done;
+  if (tasks_use_runtime(k, only) && !cg_runtime_link(t, c->mod, err, errlen)) goto done;
   c->ids_ok = cg_split_ids_ok(k);
   int ntasks = 0;
   for (ir_stmt *s = k->body->first; s; s = s->next) ntasks++;
@@ -308,8 +324,10 @@ bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *
               ir_op_name(s->op));
     char *name = out->names[out->ntasks];
     snprintf(name, sizeof out->names[0], "%s_task%d", prefix, out->ntasks);
-    LLVMValueRef fn = task_function(c, s, name);
-    if (t->finish_task) t->finish_task(c, fn, s, out->ntasks);
+    if (!only || only[out->ntasks]) {
+      LLVMValueRef fn = task_function(c, s, name);
+      if (t->finish_task) t->finish_task(c, fn, s, out->ntasks);
+    }
     out->ntasks++;
   }
   char *msg = NULL;

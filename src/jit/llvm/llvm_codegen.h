@@ -1,8 +1,8 @@
 /*
 ** llvm_codegen.h -- the LLVM code generator shared by every LLVM target.
 **
-** cg_build turns an offloaded kernel into one LLVM module holding, for each
-** task N, a function
+** cg_build turns an offloaded kernel into one LLVM module (cg_build_tasks:
+** into one module of some of its tasks) holding, for each task N, a function
 **     void PREFIX_taskN(rt_context *ctx, i32 thread_id, i64 begin, i64 end)
 ** (a range_for task loops over [begin, end) itself; a serial task runs its
 ** body once), with the device runtime bitcode of the target linked in.
@@ -76,6 +76,22 @@ typedef struct {
 ** false and a message in err on failure (nothing to free then). */
 bool cg_build(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *prefix,
               cg_module *out, char *err, size_t errlen);
+/* The same for the tasks i of k with only[i] set (NULL: every task): a
+** module holding those tasks' functions (each still PREFIX_taskN with N its
+** index in k) and the runtime bitcode when one of them uses it. out->ntasks
+** and out->names cover every task of k; out->needs_runtime the ones built.
+** Modules of disjoint task sets define no symbol twice (everything but the
+** task functions is internal), so they may be compiled apart and linked
+** together: the CPU backend compiles a kernel's tasks on several threads so
+** (cpu_compile.c). */
+bool cg_build_tasks(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const char *prefix,
+                    const unsigned char *only, cg_module *out, char *err, size_t errlen);
+/* Whether task (a top-level statement of k) calls into the runtime bitcode
+** (flag R of ops.def), and for what: NONE, SOME (bounds checks, lt.random,
+** print, lt.assert: a few small functions) or SPARSE (sparse SNodes: lists,
+** node lookups, activation, the allocators, GC; what costs LLVM most). */
+typedef enum { CG_RUNTIME_NONE, CG_RUNTIME_SOME, CG_RUNTIME_SPARSE } cg_runtime_use;
+cg_runtime_use cg_task_runtime(const ir_kernel *k, ir_stmt *task);
 void cg_module_free(cg_module *m);       /* frees names (the module is the caller's) */
 /* A symbol prefix for kernel k: its name (e.g. "kernel@heat.lua:12") cut to
 ** 60 characters with everything but [A-Za-z0-9] made '_', as PTX wants
