@@ -217,7 +217,7 @@ struct jit_pending {
   bool dump_llvm;
   int ngroups;
   cpu_group *groups;
-  /* the scheduler's (under sched.mu) */
+  /* the scheduler's (under sched_mu) */
   int next;                        /* groups claimed */
   int done;                        /* groups finished */
   int reserved;                    /* threads started for it that have not claimed a group yet */
@@ -320,7 +320,7 @@ static void enqueue(jit_pending *p, bool urgent) {
 
 static void *group_thread(void *arg);
 
-/* Starts threads for the queue's first kernels while cores are free (sched.mu held). */
+/* Starts threads for the queue's first kernels while cores are free (sched_mu held). */
 static void schedule(void) {
   if (!width) width = cores();
   while (busy < width) {
@@ -339,7 +339,7 @@ static void schedule(void) {
   }
 }
 
-/* Claims and compiles p's groups until none is left (sched.mu held; it is
+/* Claims and compiles p's groups until none is left (sched_mu held; it is
 ** released while a group compiles). */
 static void claim_groups(jit_pending *p) {
   while (p->next < p->ngroups) {
