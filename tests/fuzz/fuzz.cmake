@@ -52,7 +52,7 @@ add_test(NAME fuzz/ir COMMAND bash ${CMAKE_SOURCE_DIR}/tests/fuzz/run_fuzz_ir.sh
 set_tests_properties(fuzz/ir PROPERTIES TIMEOUT 600)
 
 # fuzz_cache: the offline kernel cache's reader (tests/fuzz/fuzz_cache.c)
-lt_fuzz_target(fuzz_cache src/jit/kcache.c tests/fuzz/fuzz_cache.c)
+lt_fuzz_target(fuzz_cache src/jit/kcache.c src/jit/cpu/cpu_payload.c tests/fuzz/fuzz_cache.c)
 add_test(NAME fuzz/cache COMMAND bash ${CMAKE_SOURCE_DIR}/tests/fuzz/run_fuzz_cache.sh
   ${CMAKE_BINARY_DIR}/fuzz/fuzz_cache $<TARGET_FILE:lattice> ${CMAKE_BINARY_DIR}/fuzz/cache_work)
 set_tests_properties(fuzz/cache PROPERTIES TIMEOUT 600)

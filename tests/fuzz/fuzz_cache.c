@@ -9,6 +9,11 @@
 ** the input's bytes where the header says, a hit on a file whose size is not
 ** exactly 40 + K + P, plus whatever AddressSanitizer or UBSan report, a
 ** crash or a hang. Misses are the expected outcome of almost every input.
+**
+** Every payload of a hit, and the input itself, is also parsed as a CPU
+** kernel's payload (src/jit/cpu/cpu_payload.c) for every task count its
+** header could claim: a parse that succeeds must describe objects that lie
+** inside the bytes, start with the ELF magic and add up to all of them.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jit/cpu/cpu_payload.h"
 #include "jit/kcache.h"
 
 static uint64_t get64(const uint8_t *p) {
@@ -27,6 +33,30 @@ static uint64_t get64(const uint8_t *p) {
 
 static char dir[64];
 
+/* Parses b as a CPU payload; aborts when a successful parse is inconsistent. */
+static void check_payload(const unsigned char *b, size_t n) {
+  int claimed = n >= 4 ? (int)(b[0] | b[1] << 8 | (b[2] & 0x7f) << 16) : 0;
+  int counts[3] = {claimed, 1, 8};
+  for (int t = 0; t < 3; t++) {
+    cpu_payload pl;
+    if (!cpu_payload_parse(b, n, counts[t], &pl)) continue;
+    size_t total = CPU_PAYLOAD_HEADER;
+    for (int i = 0; i < pl.nobjects; i++) {
+      if (pl.object[i] < b || pl.size[i] > n || pl.object[i] + pl.size[i] > b + n || pl.size[i] < 4 ||
+          memcmp(pl.object[i], "\177ELF", 4) != 0) {
+        fprintf(stderr, "fuzz_cache: FINDING: payload object %d outside the bytes or not ELF\n", i);
+        abort();
+      }
+      total += 8 + pl.size[i];
+    }
+    if (pl.nobjects < 1 || pl.nobjects > CPU_PAYLOAD_MAX_OBJECTS || total != n) {
+      fprintf(stderr, "fuzz_cache: FINDING: a payload of %d objects whose parts add up to %zu of %zu bytes\n",
+              pl.nobjects, total, n);
+      abort();
+    }
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
   if (!dir[0]) {
     snprintf(dir, sizeof dir, "/tmp/lt-fuzz-cache-%ld", (long)getpid());
@@ -35,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
   uint8_t *f = malloc(n ? n : 1);
   if (!f) return 0;
   if (n) memcpy(f, data, n);
+  check_payload(f, n);
   static const char fixed[] = "fuzz key";
   const char *key = fixed;
   size_t keylen = sizeof fixed - 1;
@@ -72,6 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
         fprintf(stderr, "fuzz_cache: FINDING: the payload is not the file's bytes\n");
         abort();
       }
+      check_payload(payload, np);
       free(payload);
     }
     unlink(path);

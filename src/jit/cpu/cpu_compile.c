@@ -39,6 +39,7 @@
 
 #include "../llvm/llvm_codegen.h"
 #include "cpu.h"
+#include "cpu_payload.h"
 
 static double now_ms(void) {
   struct timespec ts;
@@ -117,7 +118,7 @@ bool cpu_build(ir_kernel *k, const char *prefix, const char *triple, bool verify
 ** count. */
 enum {
   TASK_COST = 20, LOOP_COST = 120, IN_LOOP = 10, RUNTIME_COST = 2000,
-  CPU_GROUP_MIN = 200, CPU_MAX_GROUPS = 8
+  CPU_GROUP_MIN = 200, CPU_MAX_GROUPS = CPU_PAYLOAD_MAX_OBJECTS
 };
 
 static long block_cost(const ir_block *blk, bool in_loop) {
@@ -394,56 +395,20 @@ static void finish_groups(jit_pending *p) {
 }
 
 /* ---- the offline cache ------------------------------------------------------------
-** An entry's payload: u32 ntasks, u32 needs_runtime, u32 nobjects, then per
-** object a u64 size and the object file. */
-
-static uint32_t get32(const unsigned char *b) {
-  return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-static uint64_t get64(const unsigned char *b) { return (uint64_t)get32(b) | (uint64_t)get32(b + 4) << 32; }
-static void put32(unsigned char *b, uint32_t v) {
-  for (int i = 0; i < 4; i++) b[i] = (unsigned char)(v >> (8 * i));
-}
-static void put64(unsigned char *b, uint64_t v) {
-  put32(b, (uint32_t)v);
-  put32(b + 4, (uint32_t)(v >> 32));
-}
-
-/* Whether the n bytes at b are a payload for a kernel of ntasks tasks:
-** every count in range, the objects' sizes adding up to exactly n, each an
-** ELF file by its magic. (What is inside an object is not checked: a cache
-** entry is trusted like the Lattice binary, docs/cache.md; one the JIT
-** cannot link is compiled afresh, link_object.) */
-static bool payload_ok(const unsigned char *b, size_t n, int ntasks) {
-  if (n < 12 || get32(b) != (uint32_t)ntasks || get32(b + 4) > 1) return false;
-  uint32_t nobj = get32(b + 8);
-  if (nobj < 1 || nobj > CPU_MAX_GROUPS || (ntasks > 0 && nobj > (uint32_t)ntasks)) return false;
-  size_t at = 12;
-  for (uint32_t i = 0; i < nobj; i++) {
-    if (n - at < 8) return false;
-    uint64_t size = get64(b + at);
-    at += 8;
-    if (size < 4 || size > n - at || memcmp(b + at, "\177ELF", 4) != 0) return false;
-    at += (size_t)size;
-  }
-  return at == n;
-}
+** An entry's payload: the group objects, with a header (cpu_payload.h). */
 
 /* p's objects from the cache; false on a miss (a malformed payload too). */
 static bool from_cache(jit_pending *p) {
   void *payload = NULL;
   size_t n = 0;
   if (!jit_cache_get(&p->im->cache, p->key, p->keylen, &payload, &n)) return false;
-  const unsigned char *b = payload;
-  bool ok = payload_ok(b, n, p->ntasks);
-  int nobj = ok ? (int)get32(b + 8) : 0;
+  cpu_payload pl;
+  bool ok = cpu_payload_parse(payload, n, p->ntasks, &pl);
+  int nobj = ok ? pl.nobjects : 0;
   cpu_group *gs = ok ? calloc((size_t)nobj, sizeof *gs) : NULL;
-  size_t at = 12;
   for (int i = 0; gs && i < nobj; i++) {
-    size_t size = (size_t)get64(b + at);
-    gs[i].obj = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *)b + at + 8, size, "lattice cache entry");
-    gs[i].needs_runtime = get32(b + 4) != 0;
-    at += 8 + size;
+    gs[i].obj = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *)pl.object[i], pl.size[i], "lattice cache entry");
+    gs[i].needs_runtime = pl.needs_runtime;
     if (!gs[i].obj) ok = false;
   }
   free(payload);
@@ -460,24 +425,18 @@ static bool from_cache(jit_pending *p) {
 }
 
 static void to_cache(jit_pending *p) {
-  size_t n = 12;
+  size_t bytes = 0;
   bool rt = false;
   for (int g = 0; g < p->ngroups; g++) {
-    n += 8 + LLVMGetBufferSize(p->groups[g].obj);
+    bytes += LLVMGetBufferSize(p->groups[g].obj);
     rt |= p->groups[g].needs_runtime;
   }
+  size_t n = cpu_payload_bytes(p->ngroups, bytes);
   unsigned char *b = malloc(n);
   if (!b) return;
-  put32(b, (uint32_t)p->ntasks);
-  put32(b + 4, rt ? 1 : 0);
-  put32(b + 8, (uint32_t)p->ngroups);
-  size_t at = 12;
-  for (int g = 0; g < p->ngroups; g++) {
-    size_t size = LLVMGetBufferSize(p->groups[g].obj);
-    put64(b + at, size);
-    memcpy(b + at + 8, LLVMGetBufferStart(p->groups[g].obj), size);
-    at += 8 + size;
-  }
+  size_t at = cpu_payload_put_header(b, p->ntasks, rt, p->ngroups);
+  for (int g = 0; g < p->ngroups; g++)
+    at = cpu_payload_put_object(b, at, LLVMGetBufferStart(p->groups[g].obj), LLVMGetBufferSize(p->groups[g].obj));
   char why[256];
   jit_cache_put(&p->im->cache, p->key, p->keylen, b, n, why, sizeof why);   /* best effort */
   free(b);
