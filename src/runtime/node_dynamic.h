@@ -11,8 +11,9 @@
 ** back to the allocator), whatever i is. Appending and deactivating the same
 ** list in one task is a race the caller must avoid. A dynamic level is always
 ** the last level, so no list depends on its cells: unlike bitmasked and
-** pointer it never calls rt_mark_changed, and append stays one CAS
-** plus a counter of the appending thread's own (rt_count_active).
+** pointer it never calls rt_mark_changed, and append stays one CAS (its
+** count goes to the appending thread's stripe, or into a register of the
+** generated task that adds the sum once: rt_dynamic_count).
 */
 
 typedef struct {

@@ -197,10 +197,7 @@ static inline void rt_unlock(int32_t *l) { rt_st_i32(l, 0); }
 
 static inline int64_t rt_align(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
-/* Records that the cells of `snode` changed state, so the lists of the levels
-** under it are stale (list reuse, src/jit/jit_sparse.c). Called only on the
-** slow paths of activation and deactivation, where a cell really switched;
-** the load first keeps the flag's cache line shared while it is already set. */
+/* Adds delta to the active count of `snode` in stripe `stripe` (above). */
 static inline void rt_count_active(rt_runtime *rt, int32_t snode, uint32_t stripe, int64_t delta) {
   int64_t *c = &rt->active[(int64_t)(stripe % RT_ACTIVE_STRIPES) * rt->active_stride + snode];
   __atomic_fetch_add(c, delta, __ATOMIC_RELAXED);
@@ -211,6 +208,10 @@ static inline uint32_t rt_addr_stripe(const void *where) {
   return ((uint32_t)((uintptr_t)where >> 3) * 0x9e3779b1u) >> 29;
 }
 
+/* Records that the cells of `snode` changed state, so the lists of the levels
+** under it are stale (list reuse, src/jit/jit_sparse.c). Called only on the
+** slow paths of activation and deactivation, where a cell really switched;
+** the load first keeps the flag's cache line shared while it is already set. */
 static inline void rt_mark_changed(rt_runtime *rt, int32_t snode) {
   if (!__atomic_load_n(&rt->changed[snode], __ATOMIC_RELAXED))
     __atomic_store_n(&rt->changed[snode], 1, __ATOMIC_RELAXED);
