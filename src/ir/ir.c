@@ -491,6 +491,10 @@ ir_stmt *ir_b_snode_append(ir_builder *b, int snode_id, int nidx, ir_stmt *const
   return snode_op(b, IR_snode_append, IR_i32, snode_id, nidx, idx, value);
 }
 
+ir_stmt *ir_b_snode_reserve(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx) {
+  return snode_op(b, IR_snode_reserve, IR_i32, snode_id, nidx, idx, NULL);
+}
+
 ir_stmt *ir_b_snode_length(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx) {
   return snode_op(b, IR_snode_length, IR_i32, snode_id, nidx, idx, NULL);
 }

@@ -276,6 +276,8 @@ ir_stmt *ir_b_jump(ir_builder *b, ir_op op, ir_stmt *value);     /* break/contin
 ir_stmt *ir_b_snode_activate(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx);
 ir_stmt *ir_b_snode_deactivate(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx);
 ir_stmt *ir_b_snode_is_active(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx);  /* i1 */
+/* reserve an element of dynamic snode_id's list at its parent's indices (stores through global_ptr fill it) */
+ir_stmt *ir_b_snode_reserve(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx);
 ir_stmt *ir_b_snode_append(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx,
                            ir_stmt *value);                                               /* i32 */
 ir_stmt *ir_b_snode_length(ir_builder *b, int snode_id, int nidx, ir_stmt *const *idx);    /* i32 */

@@ -213,7 +213,7 @@ static void parse_stmt(parser *ps, ir_block *blk) {
     }
     break;
   case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active:
-  case IR_snode_length:
+  case IR_snode_reserve: case IR_snode_length:
     s->aux = irp_level_ref(ps, "the SNode");
     parse_indices(ps, s);
     break;

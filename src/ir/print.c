@@ -245,7 +245,7 @@ static void print_stmt(out *o, const ir_stmt *s, int depth) {
     if (s->imm.ival) put(o, " activate");
     break;
   case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active:
-  case IR_snode_length:
+  case IR_snode_reserve: case IR_snode_length:
     put(o, " ");
     put_level(o, s->aux);
     put_refs(o, s, s->nops);

@@ -147,14 +147,14 @@ static void check_snode_op(verifier *v, const ir_stmt *s) {
     if (!ir_type_is_int(s->ops[i]->type) || s->ops[i]->type == IR_i1)
       bad(v, s, "index $%d is %s, not an integer", s->ops[i]->id, ir_type_name(s->ops[i]->type));
   ir_type want = op == IR_snode_is_active ? IR_i1
-                 : op == IR_snode_append || op == IR_snode_length ? IR_i32 : IR_void;
+                 : op == IR_snode_append || op == IR_snode_reserve || op == IR_snode_length ? IR_i32 : IR_void;
   if (s->type != want) bad(v, s, "%s gives %s, not %s", ir_op_name(op), ir_type_name(want), ir_type_name(s->type));
   const ir_snode *n = level_of(v, s);
   if (!n) return;
   char lab[64];
   ir_snode_label(n, lab, sizeof lab);
   bool dyn = n->kind == IR_SN_dynamic;
-  if ((op == IR_snode_append || op == IR_snode_length) && !dyn) {
+  if ((op == IR_snode_append || op == IR_snode_reserve || op == IR_snode_length) && !dyn) {
     bad(v, s, "%s is a %s; %s works on dynamic levels", lab, ir_snode_kind_name(n->kind), ir_op_name(op));
     return;
   }
@@ -163,7 +163,8 @@ static void check_snode_op(verifier *v, const ir_stmt *s) {
     return;
   }
   /* a dynamic's list as a whole: the parent cell's indices */
-  bool whole = dyn && (op == IR_snode_deactivate || op == IR_snode_append || op == IR_snode_length);
+  bool whole = dyn && (op == IR_snode_deactivate || op == IR_snode_append || op == IR_snode_reserve ||
+                       op == IR_snode_length);
   int want_idx = whole ? n->parent->nidx : n->nidx;
   if (nidx != want_idx) {
     bad(v, s, "%s takes %d indices%s, %d given", lab, want_idx,
@@ -358,7 +359,7 @@ static void check_types(verifier *v, const ir_stmt *s) {
     }
     break;
   case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active:
-  case IR_snode_append: case IR_snode_length:
+  case IR_snode_append: case IR_snode_reserve: case IR_snode_length:
     check_snode_op(v, s);
     break;
   case IR_snode_deactivate_all: case IR_struct_for: case IR_task_clear_list: case IR_task_listgen:

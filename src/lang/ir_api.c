@@ -232,7 +232,7 @@ static int read_stmts(lua_State *L, int first, ir_stmt **idx) {
   return n;
 }
 
-/* b:snode_op(op, level, i...): snode_activate, snode_deactivate, snode_is_active, snode_length */
+/* b:snode_op(op, level, i...): snode_activate, snode_deactivate, snode_is_active, snode_length, snode_reserve */
 static int m_snode_op(lua_State *L) {
   lang_builder *b = check_builder(L);
   const char *op = luaL_checkstring(L, 2);
@@ -244,6 +244,7 @@ static int m_snode_op(lua_State *L) {
   else if (strcmp(op, "deactivate") == 0) s = ir_b_snode_deactivate(&b->b, level, n, idx);
   else if (strcmp(op, "is_active") == 0) s = ir_b_snode_is_active(&b->b, level, n, idx);
   else if (strcmp(op, "length") == 0) s = ir_b_snode_length(&b->b, level, n, idx);
+  else if (strcmp(op, "reserve") == 0) s = ir_b_snode_reserve(&b->b, level, n, idx);
   else return luaL_error(L, "internal error: unknown SNode op '%s'", op);
   return push_stmt(L, s);
 }

@@ -118,18 +118,32 @@ static int l_snode_op(lua_State *L) {
   return 1;
 }
 
-/* core.snode_append(prog, dynamic, instance|nil, what, value, i...) -> index | nil, message */
+/* core.snode_append(prog, dynamic, instance|nil, what, values, i...) -> index | nil, message.
+** values[k] is the value of the dynamic's k-th place (1-based); a place left
+** out stays zero. */
 static int l_snode_append(lua_State *L) {
   prog_program *p = lang_check_program(L, 1);
   ir_snode *s = check_level(L, p, 2);
   char *root = lang_root_for(L, p, s, 3);
   const char *what = luaL_checkstring(L, 4);
-  if (s->kind != IR_SN_dynamic || s->nchildren != 1 || s->children[0]->kind != IR_SN_place)
-    return luaL_error(L, "internal error: append to a level that is not a dynamic with one field");
+  luaL_checktype(L, 5, LUA_TTABLE);
+  if (s->kind != IR_SN_dynamic || s->nchildren < 1)
+    return luaL_error(L, "internal error: append to a level that is not a dynamic holding fields");
   int64_t idx[IR_MAX_INDICES] = {0};
   read_level_indices(L, what, 6, s->parent, idx);
-  char val[8], err[768];
-  lang_encode_number(L, s->children[0]->dtype, 5, val);
+  char err[768];
+  /* the values' bytes and a pointer to each (NULL: left zero), freed by the GC */
+  char *vals = lua_newuserdatauv(L, (size_t)s->nchildren * 8, 0);
+  const void **val = lua_newuserdatauv(L, (size_t)s->nchildren * sizeof *val, 0);
+  for (int c = 0; c < s->nchildren; c++) {
+    val[c] = NULL;
+    lua_rawgeti(L, 5, c + 1);
+    if (!lua_isnil(L, -1) && s->children[c]->kind == IR_SN_place) {
+      lang_encode_number(L, s->children[c]->dtype, lua_gettop(L), vals + 8 * c);
+      val[c] = vals + 8 * c;
+    }
+    lua_pop(L, 1);
+  }
   int32_t at = prog_append(p, s, root, idx, val, what, err, sizeof err);
   if (at < 0) {
     lua_pushnil(L);

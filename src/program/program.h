@@ -121,11 +121,12 @@ void prog_instance_free(prog_program *p, int tree, char *root);
 ** to the caller. */
 void prog_instance_adopt(prog_program *p, int tree, char *root);
 void prog_instance_release(prog_program *p, int tree, char *root);
-/* Appends value (the bytes of one element of its field) to dynamic level s
-** with one place, at the parent's cell idx; the element's index, or -1 with
-** the message (the list is full, the pool is exhausted). what names s. */
-int32_t prog_append(prog_program *p, const ir_snode *s, char *root, const int64_t *idx, const void *value,
-                    const char *what, char *err, size_t errlen);
+/* Appends one element to dynamic level s at the parent's cell idx: values[c]
+** is the bytes of the element's value for s's c-th place (NULL: left zero);
+** the element's index, or -1 with the message (the list is full, the pool is
+** exhausted). what names s. */
+int32_t prog_append(prog_program *p, const ir_snode *s, char *root, const int64_t *idx,
+                    const void *const *values, const char *what, char *err, size_t errlen);
 
 /* ---- builtins.c: the kernel builtins' host state ------------------------------------ */
 

@@ -44,9 +44,8 @@ void prog_instance_release(prog_program *p, int tree, char *root) {
   p->tree_holds[tree]--;
 }
 
-int32_t prog_append(prog_program *p, const ir_snode *s, char *root, const int64_t *idx, const void *value,
-                    const char *what, char *err, size_t errlen) {
-  const ir_snode *place = s->children[0];
+int32_t prog_append(prog_program *p, const ir_snode *s, char *root, const int64_t *idx,
+                    const void *const *values, const char *what, char *err, size_t errlen) {
   int32_t at = -1;
   char *cell = jit_sparse_append(p->sparse, s, root, idx, &at);
   if (prog_take_error(p, err, errlen)) return -1;
@@ -54,12 +53,16 @@ int32_t prog_append(prog_program *p, const ir_snode *s, char *root, const int64_
     snprintf(err, errlen, "lt.append: the list of %s is full (capacity %lld)", what, (long long)s->num_cells);
     return -1;
   }
-  /* the cell is a device address: written through the backend */
-  size_t n = (size_t)(ir_type_bits(place->dtype) + 7) / 8;
-  char why[600];
-  if (!prog_mem_write(p->be, cell + place->offset, value, n, NULL, NULL, why, sizeof why)) {
-    snprintf(err, errlen, "lt.append to %s: %s", what, why);
-    return -1;
+  /* the cell is a device address: written through the backend, place by place */
+  for (int c = 0; c < s->nchildren; c++) {
+    const ir_snode *place = s->children[c];
+    if (!values[c] || place->kind != IR_SN_place) continue;
+    size_t n = (size_t)(ir_type_bits(place->dtype) + 7) / 8;
+    char why[600];
+    if (!prog_mem_write(p->be, cell + place->offset, values[c], n, NULL, NULL, why, sizeof why)) {
+      snprintf(err, errlen, "lt.append to %s: %s", what, why);
+      return -1;
+    }
   }
   return at;
 }

@@ -113,14 +113,7 @@ function M.install(lt)
       return f(x, ...)
     end
   end
-  local append = lt.append
-  lt.append = function(x, ...)
-    if cfield.is(x) then
-      fail("lt.append needs a scalar field in a dynamic level of its own; for a vector field reserve the slot "
-        .. "with an atomic counter (local n = lt.atomic_add(count[i], 1)) and write x[i][n] = v")
-    end
-    return append(x, ...)
-  end
+  -- (lt.append takes composite fields itself: sparse.lua)
 
   -- lt.static(lt.ndrange(3, 3)) / lt.static(lt.grouped(lt.ndrange(3, 3))): the
   -- range unrolled at trace time (a Lua iterator over Lua integers / index vectors)

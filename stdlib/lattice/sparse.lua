@@ -188,41 +188,180 @@ function M.deactivate(x, ...) return op("lt.deactivate", "deactivate", x, ...) e
 function M.is_active(x, ...) return op("lt.is_active", "is_active", x, ...) end
 function M.length(x, ...) return op("lt.length", "length", x, ...) end
 
--- lt.append(l, i..., v): appends v to the list of the dynamic holding field l;
+-- ---- lt.append ---------------------------------------------------------------------
+-- lt.append(l, i..., v): appends v to the list of the dynamic holding l;
 -- returns the new element's index (-1 in a kernel when the list is full; a
 -- Lua-scope append to a full list, or one in a debug-mode kernel, is an error).
+-- l is a scalar field, a composite field (vector, matrix, struct: v a value
+-- of its type) or a table of such fields placed in one dynamic level
+-- (lt.append({a, b}, i, {va, vb})). The element gets one slot (one atomic on
+-- the list's length) and its appender writes every component; the level's
+-- places must all be given, except gradients and duals (left zero).
+
+-- The scalar fields and values of an append: {{f = scalar field, v = value, what}, ...}.
+local function append_parts(x, v)
+  local cfield = require "lattice.cfield"
+  local parts = {}
+  local function add(f, val)
+    if cfield.is(f) then
+      cfield.ready(f)
+      local what = "field '" .. fieldm.guess_name(f) .. "'"
+      local ok, flat = pcall(T.active() and f._ct.to_flat or f._ct.from_lua, f._ct, val, what)
+      if not ok then err("lt.append: " .. tostring(flat):gsub("^[^:\n]*:%d+: ", "")) end
+      for k, c in ipairs(f._comps) do parts[#parts + 1] = { f = c, v = flat[k] } end
+    elseif fieldm.is_field(f) then
+      parts[#parts + 1] = { f = f, v = val }
+    else
+      err("lt.append: expects a field, a vector/matrix/struct field or a table of fields (got a " .. type(f) .. ")")
+    end
+  end
+  if type(x) == "table" and getmetatable(x) == nil then
+    if #x == 0 then err("lt.append: the table of fields is empty") end
+    if type(v) ~= "table" or getmetatable(v) ~= nil or #v ~= #x then
+      err("lt.append: with a table of " .. #x .. " fields the value must be a table of " .. #x
+        .. " values, one per field in the same order, e.g. lt.append({a, b}, i, {va, vb})")
+    end
+    for k, f in ipairs(x) do add(f, v[k]) end
+  else
+    add(x, v)
+  end
+  for _, p in ipairs(parts) do
+    p.what = "field '" .. fieldm.guess_name(p.f) .. "'"
+    if T.active() then
+      local ok, e = pcall(fieldm.ready, p.f)
+      if not ok then T.fail((tostring(e):gsub("^[^:\n]*:%d+: ", ""))) end
+    else
+      fieldm.ready(p.f)
+    end
+  end
+  return parts
+end
+
+-- The name of the field placed at SNode id (for messages).
+local function place_name(id)
+  for _, fields in pairs(state.trees or {}) do
+    for f in pairs(fields) do
+      if rawget(f, "_snode") == id and rawget(f, "_gen") == state.gen then return fieldm.guess_name(f) end
+    end
+  end
+  return info(id).name or ("S" .. id)
+end
+
+-- Checks that parts cover the places of dynamic level t.level once each (gradients
+-- and duals of given fields may be left out); the position of each part's place.
+local function append_slots(t, parts)
+  local li = info(t.level)
+  local pos, optional, given = {}, {}, {}
+  for k, c in ipairs(li.children) do pos[c] = k end
+  for _, p in ipairs(parts) do
+    local id = p.f._snode
+    if not pos[id] then
+      local where = info(id).parent == t.level and "" or " (it is not placed in that level)"
+      err("lt.append: " .. p.what .. " is not in the dynamic level of the first field" .. where
+        .. "; the fields of one append must be placed together, e.g. lt.root:dynamic(lt.i, n):place(a, b)")
+    end
+    if given[id] then err("lt.append: " .. p.what .. " is given twice") end
+    given[id] = true
+    p.slot = pos[id]
+    for _, side in ipairs { "_grad", "_dual" } do
+      local g = rawget(p.f, side)
+      if g and rawget(g, "_snode") then optional[g._snode] = true end
+    end
+  end
+  local missing = {}
+  for _, c in ipairs(li.children) do
+    if not given[c] and not optional[c] then missing[#missing + 1] = "'" .. place_name(c) .. "'" end
+  end
+  if #missing > 0 then
+    local all = {}
+    for _, p in ipairs(parts) do all[#all + 1] = p.what:match("'(.*)'") end
+    for _, m in ipairs(missing) do all[#all + 1] = m:sub(2, -2) end
+    err("lt.append: " .. parts[1].what .. " shares its dynamic level with field" .. (#missing > 1 and "s " or " ")
+      .. table.concat(missing, ", ") .. "; an append writes every field of the element: lt.append({"
+      .. table.concat(all, ", ") .. "}, i, {...})")
+  end
+end
+
+-- The place indices of element k of the list whose parent cell is at ks (statements).
+local function element_indices(t, place, ks, k)
+  local by_axis = {}
+  for m, a in ipairs(t.want) do by_axis[a] = ks[m] end
+  local out = {}
+  for m, a in ipairs(info(place).axes) do out[m] = by_axis[a] or k end
+  return out
+end
+
 function M.append(x, ...)
   local n = select("#", ...)
   if n == 0 then err("lt.append: expects the list's indices and a value, e.g. lt.append(l, i, v)") end
   local args = { ... }
   local v = args[n]
   args[n] = nil
-  local t = target("lt.append", x, true)
+  local first = x
+  if type(x) == "table" and getmetatable(x) == nil then first = x[1] end
+  local cfield = require "lattice.cfield"
+  if cfield.is(first) then first = cfield.first(first) end
+  local t = target("lt.append", first, true)
   if not t.level or t.kind ~= "dynamic" then err("lt.append: " .. t.what .. " is not in a dynamic level") end
   local li = info(t.level)
-  if #li.children ~= 1 then
-    err("lt.append: " .. t.what .. " shares its dynamic level with other fields; append needs a dynamic "
-      .. "holding exactly one field")
+  local parts
+  if is_handle(x) then
+    if #li.children ~= 1 then
+      err("lt.append: " .. t.what .. " holds " .. #li.children .. " fields; name them to append to all at once: "
+        .. "lt.append({a, b}, i, {va, vb})")
+    end
+    parts = { { slot = 1, v = v, what = "field '" .. place_name(li.children[1]) .. "'" } }
+  else
+    parts = append_parts(x, v)
+    append_slots(t, parts)
   end
-  local place = info(li.children[1])
-  local dtype = types.by_name[place.dtype]
   local idx = map_indices("lt.append", t, args)
+  local single = #parts == 1 and #li.children == 1
   if T.active() then
     check_kernel_inst("lt.append", t)
     local ks = kidx("lt.append", idx)
     local b = T.B()
-    -- (in debug mode the generated code raises an error when the list is full)
-    local r = b:snode_append(t.level, T.implicit(v, dtype, t.what), table.unpack(ks))
-    return T.sym(r, I32)
+    if single then
+      local dtype = types.by_name[info(li.children[1]).dtype]
+      -- (in debug mode the generated code raises an error when the list is full)
+      return T.sym(b:snode_append(t.level, T.implicit(v, dtype, t.what), table.unpack(ks)), I32)
+    end
+    local vals = {}
+    for k, p in ipairs(parts) do vals[k] = T.implicit(p.v, p.f.dtype, p.what) end
+    local k = b:snode_op("reserve", t.level, table.unpack(ks))
+    local st = b:if_(b:binary("cmp_ge", k, b:const_int(I32.id, 0)), false)
+    local saved = b:block()
+    b:set_block(b:child(st, 0))
+    for j, p in ipairs(parts) do
+      b:global_store(b:global_ptr(p.f._snode, table.unpack(element_indices(t, p.f._snode, ks, k))), vals[j])
+    end
+    b:set_block(saved)
+    return T.sym(k, I32)
   end
   on_tape("lt.append", t)
-  if type(v) ~= "number" then raise("lt.append: the value must be a number (got a " .. type(v) .. ")") end
-  if dtype.is_int then
-    local iv = math.tointeger(v)
-    if not iv then raise("lt.append: cannot append the float " .. tostring(v) .. " to an integer field") end
-    v = iv
+  for k, iv in ipairs(idx) do
+    if math.type(iv) ~= "integer" then
+      raise("lt.append: index " .. (k - 1) .. " must be an integer (got " .. tostring(iv) .. ")")
+    end
   end
-  local ok, r, e = pcall(core.snode_append, state.prog, t.level, inst_ud(t), t.what, v, table.unpack(idx))
+  local vals = {}
+  if single then
+    local dtype = types.by_name[info(li.children[1]).dtype]
+    if type(v) ~= "number" then raise("lt.append: the value must be a number (got a " .. type(v) .. ")") end
+    if dtype.is_int then
+      local iv = math.tointeger(v)
+      if not iv then raise("lt.append: cannot append the float " .. tostring(v) .. " to an integer field") end
+      v = iv
+    end
+    vals[1] = v
+  else
+    for _, p in ipairs(parts) do
+      local ok, cv = pcall(fieldm.check_value, p.f, p.v)
+      if not ok then raise("lt.append: " .. tostring(cv):gsub("^[^:\n]*:%d+: ", "")) end
+      vals[p.slot] = cv
+    end
+  end
+  local ok, r, e = pcall(core.snode_append, state.prog, t.level, inst_ud(t), t.what, vals, table.unpack(idx))
   if not ok then raise((tostring(r):gsub("^lattice/[%w_]+%.lua:%d+: ", ""))) end
   if r == nil then raise(e) end
   return r

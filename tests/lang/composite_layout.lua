@@ -91,7 +91,7 @@ lt.kernel(function() for i in sx do lt.atomic_add(cnt.value, 1); sx[i] = sx[i] +
 C.check("struct-for over a sparse vector field", cnt.value, 4)
 same(sx[5], { 2, 3 }, "sparse vector update")
 same(sx[6], { 1, 1 }, "sparse vector update (2)")
-C.check_error("append", function() lt.append(sx, 1) end, "lt.append needs a scalar field")
+C.check_error("append", function() lt.append(sx, 1, { 1, 2 }) end, "is not in a dynamic level")
 
 -- tree types with vector and struct fields
 local Grid = lt.tree { fields = { rho = lt.f32, vel = lt.vec2, cell = lt.struct { n = lt.i32, g = lt.vec3 } },

@@ -466,6 +466,7 @@ static void build_sparse(ir_program *p) {
   ir_b_snode_is_active(&b, ptr->id, 1, &n);
   ir_b_snode_deactivate(&b, ptr->id, 1, &n);
   ir_b_snode_append(&b, dyn->id, 1, &n, n);
+  ir_b_snode_reserve(&b, dyn->id, 1, &n);
   ir_b_snode_length(&b, dyn->id, 1, &n);
   ir_b_snode_deactivate_all(&b, ptr->id);
   ir_stmt *sf = ir_b_struct_for(&b, y->id);

@@ -300,7 +300,7 @@ static void check(ir_stmt *s, void *ud) {
     else if (s->loop) set_type(st, s, IR_i32); /* tasks and struct loops count in i32 */
     break;
   case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active:
-  case IR_snode_append: case IR_snode_length: {
+  case IR_snode_append: case IR_snode_reserve: case IR_snode_length: {
     int nidx = op == IR_snode_append ? s->nops - 1 : s->nops;
     for (int i = 0; i < nidx; i++) {
       if (!is_plain_int(s->ops[i]->type))
@@ -315,7 +315,8 @@ static void check(ir_stmt *s, void *ud) {
         ir_fail(k, s->loc, "lt.append needs a dynamic SNode holding exactly one field");
       assign(st, s, nidx, n->children[0]->dtype, "dynamic list");
     }
-    set_type(st, s, op == IR_snode_is_active ? IR_i1 : op == IR_snode_append || op == IR_snode_length ? IR_i32 : IR_void);
+    set_type(st, s, op == IR_snode_is_active ? IR_i1
+                    : op == IR_snode_append || op == IR_snode_reserve || op == IR_snode_length ? IR_i32 : IR_void);
     break;
   }
   case IR_return:

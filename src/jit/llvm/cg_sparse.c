@@ -91,7 +91,7 @@ static void scan_writes(ir_stmt *s, void *ud) {
   cg *c = ud;
   ir_program *p = c->k->prog;
   bool names_snode = s->op == IR_global_ptr || s->op == IR_snode_activate || s->op == IR_snode_append ||
-                     s->op == IR_snode_deactivate;
+                     s->op == IR_snode_reserve || s->op == IR_snode_deactivate;
   const ir_snode *sn = names_snode ? ir_program_snode(p, s->aux) : NULL;
   if (!sn) return;
   if (s->op == IR_global_ptr && s->imm.ival != 1) return;
@@ -278,7 +278,7 @@ static LLVMValueRef in_ambient(cg *c, LLVMValueRef p) {
 ** piece, cg_split.c, or to a fifth level) the runtime counts. */
 static void find_appends(ir_stmt *s, void *ud) {
   cg *c = ud;
-  if (s->op != IR_snode_append || c->ncount == 4) return;
+  if ((s->op != IR_snode_append && s->op != IR_snode_reserve) || c->ncount == 4) return;
   for (int k = 0; k < c->ncount; k++)
     if (c->count_snode[k] == s->aux) return;
   c->count_snode[c->ncount++] = s->aux;
@@ -326,11 +326,14 @@ void cg_task_exit(cg *c) {
 /* snode_append: reserve an element and find its cell in one runtime call
 ** (the chunk size is a constant here, so its division folds), then store
 ** the value into the cell. A full list gives -1 and drops the value; debug
-** kernels raise an error. */
+** kernels raise an error. snode_reserve is the same call without the store
+** (the kernel stores each place of the element through global_ptr: an
+** append of several places, sparse.lua). */
 static LLVMValueRef append(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef node) {
-  if (lvl->nchildren != 1 || lvl->children[0]->kind != IR_SN_place)
+  bool store_value = s->op == IR_snode_append;
+  if (store_value && (lvl->nchildren != 1 || lvl->children[0]->kind != IR_SN_place))
     cg_fail(c, s, "snode_append needs a dynamic SNode holding exactly one place");
-  const ir_snode *place = lvl->children[0];
+  const ir_snode *place = store_value ? lvl->children[0] : NULL;
   LLVMValueRef slot = cg_entry_alloca(c, c->t_i32, "append.index");
   /* counted here (then the runtime is told stripe -1) or by the runtime in
   ** the stripe of the task's thread */
@@ -344,11 +347,13 @@ static LLVMValueRef append(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef 
   LLVMBasicBlockRef done = cg_new_bb(c, "append.done");
   LLVMBuildCondBr(B, ok, store, full);
   LLVMPositionBuilderAtEnd(B, store);
-  LLVMValueRef v = cg_get(c, s->ops[s->nops - 1]);
-  if (LLVMTypeOf(v) != cg_type(c, place->dtype))
-    cg_fail(c, s, "snode_append of a %s value to a field of %s (run typecheck first)",
-            ir_type_name(s->ops[s->nops - 1]->type), ir_type_name(place->dtype));
-  LLVMBuildStore(B, v, gep(c, cell, i64c(c, place->offset)));
+  if (store_value) {
+    LLVMValueRef v = cg_get(c, s->ops[s->nops - 1]);
+    if (LLVMTypeOf(v) != cg_type(c, place->dtype))
+      cg_fail(c, s, "snode_append of a %s value to a field of %s (run typecheck first)",
+              ir_type_name(s->ops[s->nops - 1]->type), ir_type_name(place->dtype));
+    LLVMBuildStore(B, v, gep(c, cell, i64c(c, place->offset)));
+  }
   if (counter)
     LLVMBuildStore(B, LLVMBuildAdd(B, LLVMBuildLoad2(B, c->t_i64, counter, ""), i64c(c, 1), ""), counter);
   LLVMBuildBr(B, done);
@@ -365,16 +370,18 @@ static LLVMValueRef append(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef 
 static LLVMValueRef snode_op(cg *c, ir_stmt *s) {
   const ir_snode *lvl = level_of(c, s);
   bool whole = lvl->kind == IR_SN_dynamic &&
-               (s->op == IR_snode_deactivate || s->op == IR_snode_append || s->op == IR_snode_length);
+               (s->op == IR_snode_deactivate || s->op == IR_snode_append || s->op == IR_snode_reserve ||
+                s->op == IR_snode_length);
   const ir_snode *ixs = whole ? lvl->parent : lvl;
   int nidx = s->op == IR_snode_append ? s->nops - 1 : s->nops;
   if (nidx != ixs->nidx) cg_fail(c, s, "S%d takes %d indices here, got %d", lvl->id, ixs->nidx, nidx);
-  if ((s->op == IR_snode_append || s->op == IR_snode_length) && lvl->kind != IR_SN_dynamic)
+  if ((s->op == IR_snode_append || s->op == IR_snode_reserve || s->op == IR_snode_length) &&
+      lvl->kind != IR_SN_dynamic)
     cg_fail(c, s, "'%s' needs a dynamic SNode, S%d is %s", ir_op_name(s->op), lvl->id, ir_snode_kind_name(lvl->kind));
   LLVMValueRef phys[IR_MAX_INDICES];
   cg_phys_indices(c, s, ixs, phys);
   bool sparse = ir_snode_kind_is_sparse(lvl->kind);
-  bool act = s->op == IR_snode_activate || s->op == IR_snode_append;
+  bool act = s->op == IR_snode_activate || s->op == IR_snode_append || s->op == IR_snode_reserve;
   LLVMValueRef node = walk(c, s, lvl, ixs, phys, act);
   switch (s->op) {
   case IR_snode_activate:
@@ -396,7 +403,7 @@ static LLVMValueRef snode_op(cg *c, ir_stmt *s) {
     LLVMValueRef a[2] = {sp_meta(c, lvl->id), node};
     return sp_call_rt(c, s, "rt_dynamic_length", a, 2);
   }
-  case IR_snode_append: return append(c, s, lvl, node);
+  case IR_snode_append: case IR_snode_reserve: return append(c, s, lvl, node);
   default: return NULL;
   }
 }
@@ -468,7 +475,7 @@ bool cg_sparse(cg *c, ir_stmt *s) {
     cg_set(c, s, cg_int_convert(c, c->sf_index[s->imm.ival], true, cg_type(c, s->type)));
     return true;
   case IR_snode_activate: case IR_snode_deactivate: case IR_snode_is_active:
-  case IR_snode_append: case IR_snode_length: {
+  case IR_snode_append: case IR_snode_reserve: case IR_snode_length: {
     LLVMValueRef v = snode_op(c, s);
     if (v) cg_set(c, s, v);
     return true;

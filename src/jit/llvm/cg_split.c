@@ -71,7 +71,7 @@ typedef struct {
 static bool is_access(ir_op op) {
   switch (op) {
   case IR_global_ptr: case IR_ext_ptr: case IR_global_tmp: case IR_snode_activate: case IR_snode_deactivate:
-  case IR_snode_is_active: case IR_snode_append: case IR_snode_length:
+  case IR_snode_is_active: case IR_snode_append: case IR_snode_reserve: case IR_snode_length:
     return true;
   default: return false;
   }
