@@ -97,6 +97,10 @@ struct ir_snode {
   const char *name;                /* the field's name for messages and the printer */
   int grad;                        /* place: the id of its gradient's place (needs_grad), or -1 */
   int dual;                        /* place: the id of its tangent's place (needs_dual), or -1 */
+  int64_t index_offset[IR_MAX_INDICES]; /* place: the field's offset (lt.field's offset option): the user's
+                                      index v is index_offset[v] + the 0-based index the IR, the
+                                      runtime and the C API use; the front end (Lua-scope access,
+                                      messages) only; zeros by default */
 
   /* the field as seen through indices (for places; also set on inner nodes) */
   int nidx;                        /* number of virtual indices */

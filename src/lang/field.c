@@ -45,16 +45,9 @@ static void push_zero(lua_State *L, ir_type t) {
   else lua_pushinteger(L, 0);
 }
 
-static void shape_text(const ir_snode *s, char *buf, size_t len) {
-  size_t n = 0;
-  n += snprintf(buf + n, len - n, "(");
-  for (int i = 0; i < s->nidx && n < len; i++)
-    n += snprintf(buf + n, len - n, "%s%lld", i ? ", " : "", (long long)s->total_shape[i]);
-  if (n < len) snprintf(buf + n, len - n, ")");
-}
-
-/* Reads nidx indices from the stack starting at first; on a bad one pushes
-** nil + message and returns false. */
+/* Reads nidx indices from the stack starting at first, as the user writes
+** them (with the field's offset), into 0-based idx; on a bad one pushes nil +
+** message and returns false. */
 static bool read_indices(lua_State *L, const ir_snode *s, int first, int64_t *idx) {
   int given = lua_gettop(L) - first + 1;
   if (given != s->nidx) {
@@ -72,12 +65,14 @@ static bool read_indices(lua_State *L, const ir_snode *s, int first, int64_t *id
       lua_pushfstring(L, "index %d of field '%s' must be an integer (got %s)", i, s->name, text);
       return false;
     }
+    int64_t at = idx[i];                    /* as the user wrote it (the field's offset added) */
+    idx[i] = (int64_t)((uint64_t)at - (uint64_t)s->index_offset[i]);   /* (wraps far out of range) */
     if (idx[i] < 0 || idx[i] >= s->total_shape[i]) {
-      char shape[160];
-      shape_text(s, shape, sizeof shape);
+      char box[200];
+      prog_box_text(s, box, sizeof box);
       lua_pushnil(L);
-      lua_pushfstring(L, "index %I out of range for axis %d of field '%s' with shape %s",
-                      (lua_Integer)idx[i], i, s->name, shape);
+      lua_pushfstring(L, "index %I out of range for axis %d of field '%s' with %s", (lua_Integer)at, i, s->name,
+                      box);
       return false;
     }
   }
@@ -342,7 +337,8 @@ static int l_field_set_list(lua_State *L) {
 }
 
 /* core.field_active(prog, id, instance|nil) -> {{i, j, ...}, ...}: the
-** indices of the active elements, row-major (every element of a dense field) */
+** indices of the active elements (with the field's offset), row-major
+** (every element of a dense field) */
 static int l_field_active(lua_State *L) {
   prog_program *p = lang_check_program(L, 1);
   char *mem;
@@ -355,7 +351,7 @@ static int l_field_active(lua_State *L) {
     if (!element(p, s, mem, idx, false)) continue;
     lua_createtable(L, s->nidx, 0);
     for (int i = 0; i < s->nidx; i++) {
-      lua_pushinteger(L, (lua_Integer)idx[i]);
+      lua_pushinteger(L, (lua_Integer)(idx[i] + s->index_offset[i]));
       lua_rawseti(L, -2, i + 1);
     }
     lua_rawseti(L, -2, ++n);

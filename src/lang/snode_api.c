@@ -153,6 +153,22 @@ static int l_set_dual(lua_State *L) {
   return 0;
 }
 
+/* core.set_offset(prog, place, {o0, o1, ...}): the field's index offset
+** (lt.field's offset option; field.lua checked it) */
+static int l_set_offset(lua_State *L) {
+  prog_program *p = lang_check_program(L, 1);
+  ir_snode *s = check_snode(L, p, 2);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  if (s->kind != IR_SN_place || luaL_len(L, 3) != s->nidx)
+    return luaL_error(L, "internal error: an offset is one integer per index of a place");
+  for (int i = 0; i < s->nidx; i++) {
+    lua_rawgeti(L, 3, i + 1);
+    s->index_offset[i] = luaL_checkinteger(L, -1);
+    lua_pop(L, 1);
+  }
+  return 0;
+}
+
 static int push_fail(lua_State *L, const char *err) {
   lua_pushnil(L);
   lua_pushstring(L, err);
@@ -244,6 +260,7 @@ void lang_open_snode(lua_State *L) {
     {"set_name", l_set_name},
     {"set_grad", l_set_grad},
     {"set_dual", l_set_dual},
+    {"set_offset", l_set_offset},
     {"materialize", l_materialize},
     {"snode_info", l_snode_info},
     {NULL, NULL}};

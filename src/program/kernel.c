@@ -289,10 +289,13 @@ static void launch_error(const prog_kernel *c, int32_t code, const int64_t *info
   if (code == RT_ERR_INDEX) {
     int sid = (int)info[0];
     const ir_snode *s = sid >= 0 && sid < ir->nsnodes ? ir->snodes[sid] : NULL;
-    char shape[200] = "(?)";
-    if (s) prog_shape_text(s, shape, sizeof shape);
-    snprintf(err, errlen, "kernel %s (%s:%d): index %lld out of range for axis %d of field '%s' with shape %s",
-             c->k->name, c->file, (int)info[3], (long long)info[2], (int)info[1], s ? s->name : "?", shape);
+    int axis = (int)info[1];
+    char box[200] = "shape (?)";
+    if (s) prog_box_text(s, box, sizeof box);
+    /* the IR checks the 0-based index; the user wrote it with the field's offset */
+    long long at = (long long)info[2] + (s && axis >= 0 && axis < s->nidx ? s->index_offset[axis] : 0);
+    snprintf(err, errlen, "kernel %s (%s:%d): index %lld out of range for axis %d of field '%s' with %s",
+             c->k->name, c->file, (int)info[3], at, axis, s ? s->name : "?", box);
     return;
   }
   snprintf(err, errlen, "kernel %s (%s): runtime error %d", c->k->name, c->file, (int)code);

@@ -57,6 +57,20 @@ void prog_shape_text(const ir_snode *s, char *buf, size_t len) {
   if (n < len) snprintf(buf + n, len - n, ")");
 }
 
+void prog_box_text(const ir_snode *s, char *buf, size_t len) {
+  bool offset = false;
+  for (int i = 0; i < s->nidx; i++) offset = offset || s->index_offset[i] != 0;
+  if (!offset) {
+    size_t n = (size_t)snprintf(buf, len, "shape ");
+    if (n < len) prog_shape_text(s, buf + n, len - n);
+    return;
+  }
+  size_t n = 0;
+  for (int i = 0; i < s->nidx && n < len; i++)
+    n += (size_t)snprintf(buf + n, len - n, "%s[%lld, %lld)", i ? " x " : "box ", (long long)s->index_offset[i],
+                          (long long)(s->index_offset[i] + s->total_shape[i]));
+}
+
 bool prog_check_index(const ir_snode *s, const int64_t *idx, char *err, size_t errlen) {
   for (int i = 0; i < s->nidx; i++) {
     if (idx[i] < 0 || idx[i] >= s->total_shape[i]) {

@@ -222,6 +222,9 @@ char *prog_element(prog_program *p, const ir_snode *s, char *root, const int64_t
 ** every index is in range. */
 bool prog_check_index(const ir_snode *s, const int64_t *idx, char *err, size_t errlen);
 void prog_shape_text(const ir_snode *s, char *buf, size_t len);   /* "(4, 5)" */
+/* How a field's indices run, for messages: "shape (4, 5)", or with an offset
+** (ir_snode.index_offset) "box [-2, 2) x [0, 5)". */
+void prog_box_text(const ir_snode *s, char *buf, size_t len);
 /* One element of place s: read (inactive: zeros) or write (activates). */
 bool prog_field_read(prog_program *p, const ir_snode *s, char *root, const int64_t *idx, void *value, char *err,
                      size_t errlen);

@@ -40,10 +40,11 @@ local function make(ct, comps, name)
   return setmetatable({ _ct = ct, _comps = comps, _name = name, _serial = 1000000 + serial }, CField)
 end
 
--- lt.field(ct, shape, name[, needs_grad[, needs_dual]]): with needs_grad every
+-- lt.field(ct, shape, name[, needs_grad[, needs_dual[, offset]]]): with needs_grad every
 -- component has its gradient (placed beside it), and f.grad is the composite
--- of those; needs_dual likewise gives f.dual, the tangents (forward mode)
-function M.new(ensure, ct, shape, name, needs_grad, needs_dual)
+-- of those; needs_dual likewise gives f.dual, the tangents (forward mode);
+-- every component takes the offset (a checked list)
+function M.new(ensure, ct, shape, name, needs_grad, needs_dual, offset)
   local tys, suffixes = ct:leaf_types(), ct:leaf_names()
   -- what (a struct's "gradients"/"duals") and the option's phrase for the messages
   local function check_float(plural, option)
@@ -60,7 +61,7 @@ function M.new(ensure, ct, shape, name, needs_grad, needs_dual)
   local comps = {}
   for k, t in ipairs(tys) do
     comps[k] = fieldm.new(ensure, t, nil, { name = name and (name .. suffixes[k]) or nil, needs_grad = needs_grad,
-      needs_dual = needs_dual })
+      needs_dual = needs_dual, offset = offset })
   end
   local f = make(ct, comps, name)
   -- f.grad / f.dual: the composite of the components' own
@@ -106,6 +107,10 @@ function M.ready(f)
     if c._nidx ~= first._nidx or fieldm.shape_text(c._shape) ~= fieldm.shape_text(first._shape) then
       fail("the components of field '" .. name_of(f) .. "' are placed with different shapes (component 0: " ..
         fieldm.shape_text(first._shape) .. ", component " .. (k - 1) .. ": " .. fieldm.shape_text(c._shape) .. ")")
+    end
+    if fieldm.shape_text(c.offset) ~= fieldm.shape_text(first.offset) then
+      fail("the components of field '" .. name_of(f) .. "' are placed with different offsets (component 0: " ..
+        fieldm.shape_text(first.offset) .. ", component " .. (k - 1) .. ": " .. fieldm.shape_text(c.offset) .. ")")
     end
   end
   rawset(f, "_nidx", first._nidx)
@@ -290,6 +295,7 @@ fieldm.guard_methods(methods, is, "x", "a vector, matrix or struct field")
 
 function props.shape(f) M.ready(f); local s = {}; for i, n in ipairs(f._shape) do s[i] = n end; return s end
 function props.dtype(f) return f._ct end
+function props.offset(f) return M.first(f).offset end
 function props.name(f) return name_of(f) end
 function props.grad(f)                   -- x.grad of lt.field(lt.vec2, n, {needs_grad = true})
   local g = rawget(f, "_grad")
@@ -325,7 +331,7 @@ CField.__index = function(f, k)
     if p then return p(f) end
     if SWZ[k] and f._ct.m == nil and f._ct.n and SWZ[k] < f._ct.n then return comp(f, SWZ[k] + 1) end
     fail("field '" .. name_of(f) .. "' (" .. tostring(f._ct) .. ") has no member '" .. k .. "' (composite "
-      .. "fields have: shape, dtype, name, value, fill, to_table, from_table, component" ..
+      .. "fields have: shape, offset, dtype, name, value, fill, to_table, from_table, component" ..
       (f._ct.n and f._ct.m == nil and ", x, y, z, w" or "") .. ")")
   end
   if T.active() then return T.field_index(f, k) end

@@ -75,23 +75,139 @@ local function shape_text(shape)
 end
 M.shape_text = shape_text
 
+-- "shape (4, 5)", or for a field with an offset "box [-2, 2) x [0, 5)" (as
+-- src/program/memory.c's prog_box_text); f is ready.
+function M.box_text(f)
+  local o = rawget(f, "_offset")
+  if not o then return "shape " .. shape_text(f._shape) end
+  local t = {}
+  for k, n in ipairs(f._shape) do t[k] = "[" .. o[k] .. ", " .. (o[k] + n) .. ")" end
+  return "box " .. table.concat(t, " x ")
+end
+
+-- ---- offsets: indices over the box [offset, offset + shape) ---------------------
+-- A field's offset (lt.field's or place's offset option) lives in f._offset
+-- (shared by x.grad and x.dual) and in its place (core.set_offset) for the
+-- Lua-scope accesses and messages (src/lang/field.c); kernels subtract it
+-- from the indices (tracer.lua field_ptr, sparse.lua, struct-for in
+-- hooks.lua). Everything below (IR, runtime, C API) counts from 0.
+local OFFSET_LIMIT = 1 << 30       -- |offset| + extent stays an i32 index
+
+-- The offset option as a list of integers (a number for one index); what
+-- ("lt.field", "place") and whose ("" or " of field 'x'") for messages.
+local function offset_list(offset, what, whose)
+  if math.type(offset) == "integer" then offset = { offset } end
+  if type(offset) ~= "table" or getmetatable(offset) ~= nil then
+    raise(what .. ": the offset" .. whose .. " must be a table of integers, one per index, e.g. "
+      .. "{offset = {-64, -64}} (got " .. (type(offset) == "table" and "a table with a metatable" or tostring(offset))
+      .. ")")
+  end
+  local n = #offset
+  for k in pairs(offset) do
+    if math.type(k) ~= "integer" or k < 1 or k > n then
+      raise(what .. ": the offset" .. whose .. " must be a list of integers, one per index (it has the key "
+        .. tostring(k) .. ")")
+    end
+  end
+  local out = {}
+  for k = 1, n do
+    local v = offset[k]
+    if math.type(v) ~= "integer" then
+      raise(what .. ": offset " .. (k - 1) .. whose .. " must be an integer (got " .. tostring(v) .. ")")
+    end
+    if v <= -OFFSET_LIMIT or v >= OFFSET_LIMIT then
+      raise(what .. ": offset " .. (k - 1) .. whose .. " is out of range (|offset| < 2^30)")
+    end
+    out[k] = v
+  end
+  return out
+end
+
+local function same_offset(a, b)
+  if #a ~= #b then return false end
+  for k = 1, #a do if a[k] ~= b[k] then return false end end
+  return true
+end
+
+local function offset_text(o)
+  return "{" .. table.concat(o, ", ") .. "}"
+end
+
+-- Gives field f (and its gradient and dual) the offset o (a list); a field
+-- that has another already is an error.
+local function set_offset(f, o, what)
+  local old = rawget(f, "_offset")
+  if old and not same_offset(old, o) then
+    raise(what .. ": field '" .. M.guess_name(f) .. "' already has the offset " .. offset_text(old) ..
+      " (given " .. offset_text(o) .. ")")
+  end
+  rawset(f, "_offset", o)
+  local g, d = rawget(f, "_grad"), rawget(f, "_dual")
+  if g then rawset(g, "_offset", o) end
+  if d then rawset(d, "_offset", o) end
+end
+M.set_offset = set_offset
+
+-- The offset of place f (just placed as SNode id) checked against the place
+-- (one integer per index, the box inside i32, not along a dynamic's axis)
+-- and handed to it.
+local function apply_offset(f, id)
+  local o = rawget(f, "_offset")
+  if not o then return end
+  local pi = core.snode_info(state.prog, id)
+  local whose = " of field '" .. M.guess_name(f) .. "'"
+  if #o ~= pi.nidx then
+    raise("place: the offset" .. whose .. " " .. offset_text(o) .. " has " .. #o .. " integer" ..
+      (#o == 1 and "" or "s") .. " but the field has " .. pi.nidx .. " ind" .. (pi.nidx == 1 and "ex" or "ices") ..
+      "; give one per index")
+  end
+  for k = 1, #o do
+    if o[k] + pi.shape[k] > OFFSET_LIMIT then
+      raise("place: offset " .. (k - 1) .. whose .. " is out of range (offset + extent < 2^30)")
+    end
+  end
+  local par = pi.parent >= 0 and core.snode_info(state.prog, pi.parent)
+  if par and par.kind == "dynamic" then       -- lt.append gives a list position: no offset along it
+    local inparent = {}
+    for _, a in ipairs(core.snode_info(state.prog, par.parent).axes) do inparent[a] = true end
+    for k, a in ipairs(pi.axes) do
+      if not inparent[a] and o[k] ~= 0 then
+        raise("place: field '" .. M.guess_name(f) .. "' is in a dynamic level, which takes no offset along its "
+          .. "axis (index " .. (k - 1) .. "): lt.append and lt.length count the list from 0")
+      end
+    end
+  end
+  core.set_offset(state.prog, id, o)
+end
+
 local serial = 0
 -- lt.field(dtype, shape, name): shape nil = placed later; {} = 0-D.
 function M.new(ensure, dtype, shape, name)
   local cfield = require "lattice.cfield"
-  local needs_grad, needs_dual = false, false
-  if type(name) == "table" then                  -- options: {name = "x", needs_grad = true, needs_dual = true}
-    for key in pairs(name) do
-      if key ~= "name" and key ~= "needs_grad" and key ~= "needs_dual" then
-        raise("lt.field: unknown option '" .. tostring(key) .. "' (name, needs_grad, needs_dual)")
+  local needs_grad, needs_dual, offset = false, false, nil
+  if type(name) == "table" then                  -- options: {name = "x", needs_grad = true, needs_dual = true,
+    for key in pairs(name) do                    --   offset = {-64, -64}}
+      if key ~= "name" and key ~= "needs_grad" and key ~= "needs_dual" and key ~= "offset" then
+        raise("lt.field: unknown option '" .. tostring(key) .. "' (name, needs_grad, needs_dual, offset)")
       end
     end
     needs_grad = name.needs_grad == true
     needs_dual = name.needs_dual == true
+    offset = name.offset
     name = name.name
   end
+  if offset ~= nil then
+    local whose = type(name) == "string" and (" of field '" .. name .. "'") or ""
+    offset = offset_list(offset, "lt.field", whose)
+    local n = type(shape) == "number" and 1 or type(shape) == "table" and #shape
+    if n and n ~= #offset then
+      raise("lt.field: the offset" .. whose .. " " .. offset_text(offset) .. " has " .. #offset .. " integer" ..
+        (#offset == 1 and "" or "s") .. " but the shape " .. shape_text(type(shape) == "table" and shape or { shape })
+        .. " has " .. n .. "; give one per index")
+    end
+  end
   if cfield.is_ctype(dtype) then
-    return cfield.new(ensure, dtype, shape, name, needs_grad, needs_dual)   -- vectors, matrices, structs
+    return cfield.new(ensure, dtype, shape, name, needs_grad, needs_dual, offset)   -- vectors, matrices, structs
   end
   if not types.is_type(dtype) or dtype.name == "i1" then
     raise("lt.field: the first argument must be a scalar or composite type such as lt.f32 or lt.vec2 (got " ..
@@ -120,6 +236,7 @@ function M.new(ensure, dtype, shape, name)
       Field)
     rawset(f, "_dual", d)
   end
+  if offset then set_offset(f, offset, "lt.field") end
   if shape ~= nil then
     ensure()
     if type(shape) == "number" then shape = { shape } end
@@ -245,7 +362,12 @@ M.Builder = Builder
 local function place_list(...)
   local cfield = require "lattice.cfield"
   local list = {}
-  for i = 1, select("#", ...) do
+  local n, opts = select("#", ...), nil
+  local last = select(n > 0 and n or 1, ...)
+  if n > 0 and type(last) == "table" and getmetatable(last) == nil then   -- place(x, y, {offset = {...}})
+    opts, n = last, n - 1
+  end
+  for i = 1, n do
     local f = select(i, ...)
     if cfield.is(f) then
       for _, c in ipairs(cfield.components(f)) do list[#list + 1] = c end
@@ -253,12 +375,19 @@ local function place_list(...)
       list[#list + 1] = f
     end
   end
-  return list
+  return list, opts
 end
 
 function Builder:place(...)
   check_builder(self)
-  local list = place_list(...)
+  local list, opts = place_list(...)
+  local offset
+  if opts then                                   -- the options: {offset = {...}} for every field placed here
+    for key in pairs(opts) do
+      if key ~= "offset" then raise("place: unknown option '" .. tostring(key) .. "' (offset)") end
+    end
+    if opts.offset ~= nil then offset = offset_list(opts.offset, "place", "") end
+  end
   -- a field's gradient goes beside it (in its cell), unless placed already or
   -- in this call
   local given = {}
@@ -277,8 +406,10 @@ function Builder:place(...)
     if f._snode then
       raise("field '" .. guess_name(f) .. "' is placed twice; a field can be placed only once")
     end
+    if offset then set_offset(f, offset, "place") end
     local id, err = core.place(state.prog, self.id, f.dtype.name, rawget(f, "_name") or "?")
     if not id then raise("place: " .. err) end
+    apply_offset(f, id)
     rawset(f, "_snode", id)
     rawset(f, "_gen", state.gen)
     rawset(f, "_root", self.root)
@@ -543,6 +674,12 @@ function props.shape(f)
   return s
 end
 function props.name(f) return guess_name(f) end
+function props.offset(f)                 -- a fresh table: where each index starts (zeros without an offset)
+  M.ready(f)
+  local o, out = rawget(f, "_offset"), {}
+  for k = 1, f._nidx do out[k] = o and o[k] or 0 end
+  return out
+end
 function props.grad(f)                   -- x.grad of lt.field(..., {needs_grad = true})
   local g = rawget(f, "_grad")
   if not g then
@@ -576,7 +713,7 @@ Field.__index = function(f, k)
     if m then return m end
     local p = props[k]
     if p then return p(f) end
-    raise("fields have no member '" .. k .. "' (fields have: shape, dtype, name, value, grad, dual, fill, to_table, "
+    raise("fields have no member '" .. k .. "' (fields have: shape, offset, dtype, name, value, grad, dual, fill, to_table, "
       .. "from_table, active, deactivate_all)")
   end
   if tracer.active() then return tracer.field_index(f, k) end
@@ -604,9 +741,9 @@ Field.__newindex = function(f, k, v)
     if type(v) ~= "string" then raise("x.name must be a string (got a " .. type(v) .. ")") end
     return M.set_name(f, v)
   end
-  if k == "dtype" or k == "shape" then
-    raise("x." .. k .. " of field '" .. guess_name(f) .. "' is read-only: a field keeps the type and shape it "
-      .. "was made with; make a new field for another (lt.field(dtype, shape))")
+  if k == "dtype" or k == "shape" or k == "offset" then
+    raise("x." .. k .. " of field '" .. guess_name(f) .. "' is read-only: a field keeps the type, shape and offset "
+      .. "it was made with; make a new field for another (lt.field(dtype, shape, {offset = ...}))")
   end
   if type(k) == "string" then
     raise("cannot set member '" .. k .. "' of a field (only x.value and x.name can be assigned)")

@@ -725,9 +725,20 @@ local function field_loop(f, body, grouped)
   if grouped then b = function(...) return body(H.index_vector(...)) end end
   local sparse = require "lattice.sparse"
   local level, nidx = sparse.struct_level(f)
-  if level then return struct_loop(level, nidx, b, f._shape) end
+  local off = rawget(f, "_offset")        -- a field's indices run over [offset, offset + shape)
+  if level then
+    if off then                           -- the struct_for's cell indices count from 0
+      local inner = b
+      b = function(...)
+        local ix = table.pack(...)
+        for k = 1, ix.n do if off[k] ~= 0 then ix[k] = ix[k] + off[k] end end
+        return inner(table.unpack(ix, 1, ix.n))
+      end
+    end
+    return struct_loop(level, nidx, b, f._shape)
+  end
   local dims = {}
-  for k, n in ipairs(f._shape) do dims[k] = { 0, n } end
+  for k, n in ipairs(f._shape) do dims[k] = { off and off[k] or 0, (off and off[k] or 0) + n } end
   return ndrange_loop({ dims = dims }, b)
 end
 

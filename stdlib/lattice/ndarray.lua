@@ -134,6 +134,10 @@ end
 -- docs/autodiff.md).
 function M.new(dtype, shape, values)
   local opts
+  if type(values) == "table" and getmetatable(values) == nil and rawget(values, "offset") ~= nil then
+    raise("lt.ndarray: an ndarray takes no offset (its indices count from 0); use a field, "
+      .. "lt.field(dtype, shape, {offset = ...}), or add the offset to the indices in the kernel")
+  end
   if type(values) == "table" and getmetatable(values) == nil and (values.needs_grad ~= nil or values.values ~= nil) then
     opts, values = values, values.values
     for k in pairs(opts) do

@@ -77,7 +77,7 @@ local function target(fname, x, whole)
   else
     err(fname .. ": the first argument must be a field or an SNode (got a " .. type(x) .. ")")
   end
-  local t = { level = level, what = what, inst = inst, ref = ref }
+  local t = { level = level, what = what, inst = inst, ref = ref, field = f }
   if not level then return t end
   local li = info(level)
   t.kind = li.kind
@@ -90,30 +90,59 @@ local function target(fname, x, whole)
     local inparent, mine = {}, {}
     for _, a in ipairs(pi.axes) do inparent[a] = true end
     for _, a in ipairs(li.axes) do mine[a] = true end
-    local r = {}
-    for _, a in ipairs(ref) do
-      if inparent[a] or not mine[a] then r[#r + 1] = a end
+    local r, rk = {}, {}
+    for k, a in ipairs(ref) do
+      if inparent[a] or not mine[a] then r[#r + 1], rk[#r + 1] = a, k end
     end
-    t.ref, t.want = r, pi.axes
+    t.ref, t.want, t.fk = r, pi.axes, rk
   else
     t.want = li.axes
   end
   return t
 end
 
--- The user's indices (a list) mapped onto the level's.
+-- The user's indices (a list) mapped onto the level's; with the offset to
+-- take from each (a field's indices run over [offset, offset + shape)), or
+-- nil when there is none.
 local function map_indices(fname, t, idx)
   if #idx ~= #t.ref then
     err(fname .. ": " .. t.what .. " takes " .. #t.ref .. " ind" .. (#t.ref == 1 and "ex" or "ices") ..
       " here, got " .. #idx)
   end
-  local out = {}
+  local foff = t.field and rawget(t.field, "_offset")
+  local out, off = {}, foff and {}
   for m, a in ipairs(t.want or {}) do
     for k, r in ipairs(t.ref) do
-      if r == a then out[m] = idx[k] end
+      if r == a then
+        out[m] = idx[k]
+        if foff then off[m] = foff[t.fk and t.fk[k] or k] end
+      end
     end
   end
-  return out
+  -- Lua scope: the box is checked here, as the level's message would give the index less the offset
+  if foff and not T.active() then
+    for k, v in ipairs(idx) do
+      local fk = t.fk and t.fk[k] or k
+      if math.type(v) == "integer" and (v < foff[fk] or v >= foff[fk] + t.field._shape[fk]) then
+        raise(fname .. ": index " .. v .. " out of range for axis " .. (fk - 1) .. " of " .. t.what .. " with " ..
+          fieldm.box_text(t.field))
+      end
+    end
+  end
+  return out, off
+end
+
+-- Takes the offsets (map_indices) from the level's indices: kernel statements
+-- (kidx's) or checked integers.
+local function unshift(idx, off)
+  if not off then return idx end
+  for m, v in ipairs(idx) do
+    if off[m] ~= 0 then
+      if type(v) == "number" then idx[m] = v - off[m]
+      else idx[m] = T.B():binary("sub", v, T.B():const_int(I32.id, off[m])) end
+    end
+  end
+  return idx
 end
 
 local function inst_ud(t)
@@ -158,7 +187,7 @@ end
 local function op(fname, opname, x, ...)
   local whole = opname == "length" or opname == "deactivate"
   local t = target(fname, x, whole)
-  local idx = map_indices(fname, t, { ... })
+  local idx, off = map_indices(fname, t, { ... })
   if not t.level then                         -- a dense field: always active
     if opname == "is_active" then return true end
     if opname == "activate" then return nil end
@@ -166,7 +195,7 @@ local function op(fname, opname, x, ...)
   end
   if T.active() then
     check_kernel_inst(fname, t)
-    local s = T.B():snode_op(opname, t.level, table.unpack(kidx(fname, idx)))
+    local s = T.B():snode_op(opname, t.level, table.unpack(unshift(kidx(fname, idx), off)))
     if opname == "is_active" then return T.sym(s, types.by_name.i1) end
     if opname == "length" then return T.sym(s, I32) end
     return nil
@@ -177,6 +206,7 @@ local function op(fname, opname, x, ...)
     end
   end
   if opname == "activate" or opname == "deactivate" then on_tape(fname, t) end
+  unshift(idx, off)
   local ok, r = pcall(core.snode_op, state.prog, t.level, inst_ud(t), t.what, opname, table.unpack(idx))
   if not ok then raise((tostring(r):gsub("^lattice/[%w_]+%.lua:%d+: ", ""))) end
   if opname == "activate" or opname == "deactivate" then return nil end
@@ -315,11 +345,11 @@ function M.append(x, ...)
     parts = append_parts(x, v)
     append_slots(t, parts)
   end
-  local idx = map_indices("lt.append", t, args)
+  local idx, off = map_indices("lt.append", t, args)
   local single = #parts == 1 and #li.children == 1
   if T.active() then
     check_kernel_inst("lt.append", t)
-    local ks = kidx("lt.append", idx)
+    local ks = unshift(kidx("lt.append", idx), off)
     local b = T.B()
     if single then
       local dtype = types.by_name[info(li.children[1]).dtype]
@@ -344,6 +374,7 @@ function M.append(x, ...)
       raise("lt.append: index " .. (k - 1) .. " must be an integer (got " .. tostring(iv) .. ")")
     end
   end
+  unshift(idx, off)
   local vals = {}
   if single then
     local dtype = types.by_name[info(li.children[1]).dtype]

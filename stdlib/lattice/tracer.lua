@@ -428,12 +428,17 @@ local function field_ptr(f, idx)
   local n = f._nidx
   if #idx ~= n then wrong_count(f, #idx) end
   local ss = {}
+  local off = rawget(f, "_offset")          -- indices over [offset, offset + shape): the IR's count from 0
   for k = 1, n do
-    local s, t = lift(idx[k])
+    local o = off and off[k] or 0
+    local v = idx[k]
+    if o ~= 0 and math.type(v) == "integer" then v = v - o end
+    local s, t = lift(v)
     if not t.is_int or t == I1 then
       fail("index " .. (k - 1) .. " of field '" .. field_name(f) .. "' must be an integer (got " .. t.name .. ")")
     end
     if t ~= I32 then s = B():cast(I32.id, s) end
+    if o ~= 0 and math.type(v) ~= "integer" then s = B():binary("sub", s, B():const_int(I32.id, o)) end
     if S.debug then B():check_index(f._snode, k - 1, s) end
     ss[k] = s
   end
