@@ -160,6 +160,23 @@ static int l_nd_fill(lua_State *L) {
   return 0;
 }
 
+/* core.ndarray_copy(dst, src): every element of src into dst (a:copy_from(b);
+** ndarray.lua has checked that the element types and shapes agree) */
+static int l_nd_copy(lua_State *L) {
+  prog_ndarray *d = check_nd(L, 1), *s = check_nd(L, 2);
+  if (d->dtype != s->dtype || d->size != s->size)
+    return luaL_error(L, "internal error: ndarray_copy between arrays of different types or sizes");
+  if (d == s || d->data == s->data) return 0;
+  size_t n = (size_t)d->size * prog_ndarray_elem_bytes(d);
+  int bs, bd;
+  const char *from = open_view(L, s, true, &bs);
+  char *to = open_view(L, d, false, &bd);
+  memcpy(to, from, n);
+  close_view(L, d, bd, true);
+  close_view(L, s, bs, false);
+  return 0;
+}
+
 /* core.ndarray_to_list(a) -> {v0, v1, ...} (flat, row-major) */
 static int l_nd_to_list(lua_State *L) {
   prog_ndarray *a = check_nd(L, 1);
@@ -220,6 +237,7 @@ void lang_open_ndarray(lua_State *L) {
     {"ndarray_set", l_nd_set},
     {"ndarray_fill", l_nd_fill},
     {"ndarray_to_list", l_nd_to_list},
+    {"ndarray_copy", l_nd_copy},
     {"ndarray_from_table", l_nd_from_table},
     {"ndarray_address", l_nd_address},
     {NULL, NULL}};

@@ -164,6 +164,31 @@ static int l_deactivate_all(lua_State *L) {
   return 0;
 }
 
+/* core.deactivate_tree(prog, root, instance|nil): every sparse level of one
+** tree (the lt.root tree whose root SNode is root, or the instance's);
+** core.deactivate_tree(prog): every lt.root tree of the program (those with
+** memory of their own: a tree type's memory belongs to its instances). */
+static int l_deactivate_tree(lua_State *L) {
+  prog_program *p = lang_check_program(L, 1);
+  if (lua_isnoneornil(L, 2)) {
+    for (int t = 0; t < p->ir->ntrees; t++) {
+      const ir_tree *tr = &p->ir->trees[t];
+      if (!tr->root || !tr->materialized || !p->mem[t]) continue;
+      jit_sparse_deactivate_all(p->sparse, tr->root, p->mem[t]);
+      lang_raise_sparse_error(L, p, "");
+    }
+    return 0;
+  }
+  lua_Integer id = luaL_checkinteger(L, 2);
+  if (id < 0 || id >= p->ir->nsnodes || !p->ir->snodes[id] || p->ir->snodes[id]->kind != IR_SN_root)
+    return luaL_error(L, "internal error: SNode %d is not a tree's root", (int)id);
+  const ir_snode *r = p->ir->snodes[id];
+  if (!p->ir->trees[r->tree].materialized) return 0;   /* nothing allocated yet */
+  jit_sparse_deactivate_all(p->sparse, r, lang_root_for(L, p, r, 3));
+  lang_raise_sparse_error(L, p, "");
+  return 0;
+}
+
 /* ---- counters ------------------------------------------------------------------- */
 
 static void set_int(lua_State *L, const char *k, int64_t v) {
@@ -229,6 +254,7 @@ void lang_open_tree(lua_State *L) {
     {"snode_op", l_snode_op},
     {"snode_append", l_snode_append},
     {"deactivate_all", l_deactivate_all},
+    {"deactivate_tree", l_deactivate_tree},
     {"stats", l_stats},
     {"gc", l_gc},
     {NULL, NULL}};

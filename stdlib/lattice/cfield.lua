@@ -270,6 +270,7 @@ end
 
 function methods.active(f) return M.first(f):active() end
 function methods.deactivate_all(f) return M.first(f):deactivate_all() end
+function methods.copy_from(f, src) return require("lattice.copy").field(f, src) end
 
 -- Component k's scalar field, named after f when f has a name.
 local function comp(f, k)

@@ -132,6 +132,7 @@ function M.install(lt)
       while true do
         local t = table.pack(fresh(nil, nil))
         if t[1] == nil then break end
+        if #r.dims == 0 and m == hooks.GroupedRange then t = table.pack() end   -- one empty index vector
         tuples[#tuples + 1] = t
       end
       local pos = 0
@@ -174,6 +175,7 @@ hooks.GroupedRange.__call = function(g, _, _)
   local r = g.range
   local idx = table.pack(r(nil, nil))
   if idx[1] == nil then return nil end
+  if #r.dims == 0 then return M.index_vector() end      -- lt.ndrange(): one empty index vector
   return M.index_vector(table.unpack(idx, 1, idx.n))
 end
 

@@ -664,6 +664,9 @@ function methods.active(f)
   return core.field_active(state.prog, f._snode, inst_ud(f))
 end
 
+-- x:parent(): the level that holds x (an SNode handle; levels.lua)
+function methods.parent(f) return require("lattice.levels").field_parent(f) end
+
 M.guard_methods(methods, is_field, "x", "a scalar field")
 
 local props = {}
@@ -714,7 +717,7 @@ Field.__index = function(f, k)
     local p = props[k]
     if p then return p(f) end
     raise("fields have no member '" .. k .. "' (fields have: shape, offset, dtype, name, value, grad, dual, fill, to_table, "
-      .. "from_table, active, deactivate_all)")
+      .. "from_table, active, deactivate_all, parent)")
   end
   if tracer.active() then return tracer.field_index(f, k) end
   M.ready(f)

@@ -272,6 +272,9 @@ local function ir_code(where, code, ...)
     elseif kind == "parallel" then
       fail("break cannot leave the outermost for loop of a kernel: its iterations run in parallel; "
         .. "use a while loop (or nest the search loop inside another loop)")
+    elseif kind == "levels" then
+      fail("break cannot leave a nested struct-for over a dynamic level below other levels (it is two loops); "
+        .. "use a flag, or loop over the dynamic level's parent and the list yourself")
     elseif kind == nil then
       fail("break outside a loop")
     else
@@ -619,6 +622,7 @@ local function nd_total(begins, ends)
 end
 
 local function ndrange_loop(r, body)
+  if #r.dims == 0 then return require("lattice.levels").once(body, false) end   -- lt.ndrange(): once
   local n0 = T.nret()
   local dims = r.dims
   local nd = #dims
@@ -688,6 +692,7 @@ local function ndrange_loop(r, body)
   end, top and "parallel")
   T.after_construct(n0)
 end
+H.ndrange_loop = ndrange_loop
 
 -- for i, j in x over a field under a sparse level: a struct_for over the
 -- active cells of x's parent level (the outermost loop of the kernel).
@@ -704,18 +709,20 @@ local function struct_loop(level, nidx, body, extents)
       local out = {}
       for k = 1, nidx do out[k] = T.sym(T.B():struct_index(sf, k - 1), I32) end
       builtins.parallel_iteration(out, extents)
-      ir_code("inside a loop", body(table.unpack(out, 1, nidx)))
+      -- (inner struct-fors below `level` visit the cells inside this one: levels.lua)
+      ir_code("inside a loop", require("lattice.levels").within(level, out, body, table.unpack(out, 1, nidx)))
     end)
   end, "parallel")
   T.after_construct(n0)
 end
+H.struct_loop = struct_loop
 
 -- The loop over the cells of field f: a struct_for when sparse levels are
 -- above it, else an ndrange over its shape. grouped: body takes one index table.
 local function field_loop(f, body, grouped)
   local ok, err = pcall(fieldm.ready, f)
   if not ok then fail((tostring(err):gsub("^[^:\n]*:%d+: ", ""))) end
-  if f._nidx == 0 then fail("a struct-for needs a field with indices (this one is 0-D)") end
+  if f._nidx == 0 then return require("lattice.levels").once(body, grouped) end   -- 0-D: the body once
   local inst = rawget(f, "_inst")
   if inst and not inst._proxy then
     fail("a struct-for over a field of a tree instance that is not a kernel argument; pass the instance "
@@ -724,6 +731,7 @@ local function field_loop(f, body, grouped)
   local b = body
   if grouped then b = function(...) return body(H.index_vector(...)) end end
   local sparse = require "lattice.sparse"
+  if require("lattice.levels").inner(sparse.info(f._snode).parent, b, f) then return end  -- in an outer struct-for
   local level, nidx = sparse.struct_level(f)
   local off = rawget(f, "_offset")        -- a field's indices run over [offset, offset + shape)
   if level then
@@ -750,7 +758,10 @@ function H.gfor(body, f, s, ctl)
     return ndrange_loop(f.range, function(...) return body(H.index_vector(...)) end)
   end
   local sparse = require "lattice.sparse"
-  if m == sparse.Grouped then return field_loop(f.f, body, true) end
+  if m == sparse.Grouped then
+    if fieldm.is_field(f.f) then return field_loop(f.f, body, true) end
+    return require("lattice.levels").loop(f.f, body, true)              -- lt.grouped(level)
+  end
   if m == Serial then return H.for_(f.a, f.b, f.step, body, true) end
   if m == Static then
     local a, b, step = f.a, f.b, f.step
@@ -759,6 +770,7 @@ function H.gfor(body, f, s, ctl)
     end))
   end
   if fieldm.is_field(f) then return field_loop(f, body, false) end
+  if m == fieldm.Builder then return require("lattice.levels").loop(f, body, false) end   -- for i, j in level
   if type(f) ~= "function" and not (getmetatable(f) and getmetatable(f).__call) then
     fail("cannot iterate over a " .. type(f) .. " in a kernel (use lt.ndrange, lt.static, ipairs or pairs)")
   end

@@ -336,7 +336,7 @@ function lt.ndrange(...)
       dims[k] = { 0, d }
     end
   end
-  if #dims == 0 or #dims > 8 then state.raise("lt.ndrange: expects 1 to 8 ranges") end
+  if #dims > 8 then state.raise("lt.ndrange: expects at most 8 ranges") end   -- none: one empty tuple
   local r = setmetatable({ dims = dims }, hooks.NDRange)
   return r
 end
@@ -344,6 +344,7 @@ hooks.NDRange.__call = function(r, _, _)
   -- Lua scope: iterate the index tuples row-major
   if not r.cur then
     r.cur = {}
+    if #r.dims == 0 then return true end      -- lt.ndrange(): once (a for loop stops at nil)
     for k, d in ipairs(r.dims) do
       if d[2] <= d[1] then return nil end
       r.cur[k] = d[1]

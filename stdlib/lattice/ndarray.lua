@@ -295,6 +295,12 @@ function methods.from_table(a, values)
   from_table(a, values, "a:from_table")
 end
 
+-- a:copy_from(b): every element of ndarray b (same type and shape) into a
+function methods.copy_from(a, b)
+  no_tape(a, "a:copy_from")
+  return require("lattice.copy").ndarray(a, b)
+end
+
 require("lattice.field").guard_methods(methods, M.is_ndarray, "a", "an ndarray")
 
 local props = {}

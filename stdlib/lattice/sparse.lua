@@ -428,7 +428,7 @@ M.Grouped = Grouped
 -- lt.grouped(x): in a kernel, `for I in lt.grouped(x)` gives the index vector
 -- I = {i, j, ...} of each active cell; in Lua scope, the same over x:active().
 function M.grouped(x)
-  if not fieldm.is_field(x) then err("lt.grouped: expects a field") end
+  if not fieldm.is_field(x) and not is_handle(x) then err("lt.grouped: expects a field or a level") end
   return setmetatable({ f = x }, Grouped)
 end
 

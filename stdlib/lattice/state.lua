@@ -7,6 +7,7 @@ local M = {
   root = nil,          -- SNode id of the tree lt.root is building (nil: start a new one)
   root_tok = nil,      -- its handle, which keeps it until it materialises (field.lua)
   trees = {},          -- root id -> {field = true} for the fields placed in it (weak keys)
+  instances = nil,     -- tree instance -> true for every instance made (weak keys; tree.lua)
 }
 
 -- The innermost frame of user code (not a lattice/ module, not C).

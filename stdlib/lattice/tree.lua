@@ -222,7 +222,10 @@ function TreeType:instantiate()
   check_type(self)
   local ud, err = core.instance_new(state.prog, self.root)
   if not ud then raise("instantiate: " .. err) end
-  return setmetatable({ _type = self, _ud = ud, _fields = {} }, Instance)
+  local inst = setmetatable({ _type = self, _ud = ud, _fields = {} }, Instance)
+  state.instances = state.instances or setmetatable({}, { __mode = "k" })   -- for lt.deactivate_all()
+  state.instances[inst] = true
+  return inst
 end
 
 -- The stand-in for an instance argument while a kernel is traced.
@@ -233,6 +236,8 @@ end
 TreeType.__tostring = function(tt) return "tree type #" .. tt.serial .. " (" .. table.concat(tt.names, ", ") .. ")" end
 
 local inst_methods = {}
+-- g:deactivate_all(): every sparse cell of the instance (sparse.lua)
+function inst_methods.deactivate_all(inst) return require("lattice.sparse").deactivate_all(inst) end
 function inst_methods.destroy(inst)
   if inst._proxy then require("lattice.tracer").fail("g:destroy() inside a kernel") end
   if inst._ud then core.instance_free(inst._ud) end
@@ -260,7 +265,7 @@ Instance.__newindex = function(_, k)
     tostring(k) .. "[i] = v)")
 end
 Instance.__tostring = function(inst)
-  return "instance of " .. tostring(inst._type) .. (inst._ud or inst._proxy) and "" or " (destroyed)"
+  return "instance of " .. tostring(inst._type) .. ((inst._ud or inst._proxy) and "" or " (destroyed)")
 end
 
 return M
