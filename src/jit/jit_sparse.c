@@ -626,6 +626,23 @@ void jit_sparse_get_stats(jit_sparse *s, jit_sparse_stats *out) {
   out->gc_runs = s->hdr.gc_runs;
 }
 
+bool jit_sparse_pool_cells(jit_sparse *s, int snode, jit_pool_cells *out) {
+  memset(out, 0, sizeof *out);
+  if (snode < 0 || snode >= IR_MAX_SNODES || !s->registered[snode] ||
+      (s->kind[snode] != RT_KIND_POINTER && s->kind[snode] != RT_KIND_DYNAMIC))
+    return false;
+  rt_allocator a;
+  if (!dev_read(s, &a, RT_ITEM(s, allocators, snode), sizeof a)) return false;
+  /* free entries [free_used, free.size) are still to hand out (free_used
+  ** runs past the end once the free list is used up) */
+  int64_t unused = (int64_t)a.free.size - a.free_used;
+  out->reserved = a.data.size;
+  out->held = (int64_t)a.data.size - (unused > 0 ? unused : 0) - a.recycled.size;
+  if (out->held < 0) out->held = 0;
+  out->cell_bytes = a.elem_bytes;
+  return true;
+}
+
 int64_t jit_sparse_active_cells(jit_sparse *s, int snode) {
   if (snode < 0 || snode >= IR_MAX_SNODES || !s->registered[snode]) return 0;
   /* the sum of the SNode's stripes (rt_count_active); the stride is a pure

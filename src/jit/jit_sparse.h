@@ -119,6 +119,16 @@ typedef struct {
 } jit_sparse_stats;
 void jit_sparse_get_stats(jit_sparse *s, jit_sparse_stats *out);
 int64_t jit_sparse_active_cells(jit_sparse *s, int snode);
+/* The pool cells of a pointer or dynamic SNode (a dynamic's cells are its
+** chunks), read from its allocator's lists, so no append or activation pays
+** for them: held = taken from the pool now (not on the free list nor released
+** since the last GC), reserved = taken from the pool ever (the free ones are
+** kept for reuse), cell_bytes = one cell's size. False (and zeros) for other
+** SNodes. */
+typedef struct {
+  int64_t held, reserved, cell_bytes;
+} jit_pool_cells;
+bool jit_sparse_pool_cells(jit_sparse *s, int snode, jit_pool_cells *out);
 
 /* Takes (and clears) the runtime's recorded failure as a message naming the
 ** SNode (label from p), the bytes requested, the pool size and the setting

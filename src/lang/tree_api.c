@@ -196,8 +196,37 @@ static void set_int(lua_State *L, const char *k, int64_t v) {
   lua_setfield(L, -2, k);
 }
 
+/* One level's counters: {id, tree, label, kind, active, allocated, bytes,
+** reserved}; allocated = pool cells it holds now (a dynamic's: chunks),
+** bytes = their size, reserved = cells it took from the pool ever (0 for
+** dense and bitmasked levels, which live in their parents' cells). */
+static void push_level_stats(lua_State *L, prog_program *p, const ir_snode *s) {
+  lua_createtable(L, 0, 8);
+  set_int(L, "id", s->id);
+  set_int(L, "tree", s->tree);
+  char label[64];
+  lua_pushstring(L, ir_snode_label(s, label, sizeof label));
+  lua_setfield(L, -2, "label");
+  lua_pushstring(L, ir_snode_kind_name(s->kind));
+  lua_setfield(L, -2, "kind");
+  bool live = p->ir->trees[s->tree].materialized;
+  set_int(L, "active", live ? jit_sparse_active_cells(p->sparse, s->id) : 0);
+  jit_pool_cells pc;
+  if (!live || !jit_sparse_pool_cells(p->sparse, s->id, &pc)) memset(&pc, 0, sizeof pc);
+  set_int(L, "allocated", pc.held);
+  set_int(L, "bytes", pc.held * pc.cell_bytes);
+  set_int(L, "reserved", pc.reserved);
+}
+
+/* core.level_stats(prog, level) -> push_level_stats's table */
+static int l_level_stats(lua_State *L) {
+  prog_program *p = lang_check_program(L, 1);
+  push_level_stats(L, p, check_level(L, p, 2));
+  return 1;
+}
+
 /* core.stats(prog) -> {pool_bytes, pool_used, high_water, lists_built,
-** lists_reused, gc_runs, snodes = {{id, label, kind, name, active}, ...}} */
+** lists_reused, gc_runs, snodes = {push_level_stats's table, ...}} */
 static int l_stats(lua_State *L) {
   prog_program *p = lang_check_program(L, 1);
   jit_sparse_stats st;
@@ -219,15 +248,7 @@ static int l_stats(lua_State *L) {
   for (int i = 0; i < p->ir->nsnodes; i++) {
     const ir_snode *s = p->ir->snodes[i];
     if (!s || !ir_snode_kind_is_level(s->kind) || !p->ir->trees[s->tree].materialized) continue;
-    lua_createtable(L, 0, 5);
-    set_int(L, "id", s->id);
-    set_int(L, "tree", s->tree);
-    char label[64];
-    lua_pushstring(L, ir_snode_label(s, label, sizeof label));
-    lua_setfield(L, -2, "label");
-    lua_pushstring(L, ir_snode_kind_name(s->kind));
-    lua_setfield(L, -2, "kind");
-    set_int(L, "active", jit_sparse_active_cells(p->sparse, s->id));
+    push_level_stats(L, p, s);
     lua_rawseti(L, -2, ++n);
   }
   lua_setfield(L, -2, "snodes");
@@ -256,6 +277,7 @@ void lang_open_tree(lua_State *L) {
     {"deactivate_all", l_deactivate_all},
     {"deactivate_tree", l_deactivate_tree},
     {"stats", l_stats},
+    {"level_stats", l_level_stats},
     {"gc", l_gc},
     {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);

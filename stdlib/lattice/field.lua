@@ -352,6 +352,11 @@ function Builder:deactivate_all()
   return require("lattice.sparse").deactivate_all(self)
 end
 
+-- level:stats(): the level's counters, {kind, label, active, allocated, bytes, reserved} (sparse.lua)
+function Builder:stats()
+  return require("lattice.sparse").level_stats(self)
+end
+
 Builder.__tostring = function(b)
   return "SNode " .. (b.kind or "root") .. " #" .. b.id
 end

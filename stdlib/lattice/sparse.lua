@@ -450,6 +450,15 @@ function M.stats()
   return s
 end
 
+-- handle:stats(): one level's counters (lt.stats().snodes' entry for it):
+-- {kind, label, active, allocated, bytes, reserved}.
+function M.level_stats(h)
+  if not is_handle(h) then raise("stats: call it on a level, e.g. lt.root:pointer(lt.i, 8):stats()") end
+  if h.gen ~= state.gen then raise("stats: this SNode belongs to a program that lt.init has reset") end
+  if h.id == h.root then raise("stats: lt.root is not a level; call it on a level, or see lt.stats()") end
+  return core.level_stats(state.prog, h.id)
+end
+
 local function bytes(n)
   if n >= 1 << 30 then return ("%.2f GiB"):format(n / (1 << 30)) end
   if n >= 1 << 20 then return ("%.2f MiB"):format(n / (1 << 20)) end
@@ -462,7 +471,12 @@ function M.print_stats()
   print(("pool: %s used (high-water mark) of %s"):format(bytes(s.pool_used), bytes(s.pool_bytes)))
   print(("lists: %d built, %d reused; gc runs: %d"):format(s.lists_built, s.lists_reused, s.gc_runs))
   for _, n in ipairs(s.snodes) do
-    if SPARSE[n.kind] then print(("  %-20s tree %-3d %d active"):format(n.label, n.tree, n.active)) end
+    if n.kind == "pointer" or n.kind == "dynamic" then
+      print(("  %-20s tree %-3d %d active; %d %s allocated (%s), %d taken from the pool"):format(n.label, n.tree,
+        n.active, n.allocated, n.kind == "dynamic" and "chunks" or "cells", bytes(n.bytes), n.reserved))
+    elseif SPARSE[n.kind] then
+      print(("  %-20s tree %-3d %d active"):format(n.label, n.tree, n.active))
+    end
   end
 end
 
