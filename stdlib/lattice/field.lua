@@ -318,7 +318,8 @@ function M.add_level(parent, kind, axes, shape, opts)
   if kind == "dynamic" then
     if type(axes) ~= "table" or #axes ~= 1 then
       raise("dynamic: a dynamic level has exactly one axis, e.g. lt.j (got " ..
-        (type(axes) == "table" and (#axes .. " axes") or tostring(axes)) .. ")")
+        (type(axes) == "table" and (#axes .. " axes") or tostring(axes)) .. "), as in Taichi; for a list per "
+        .. "cell of several axes, put it under a level over them: lt.root:dense(lt.ij, n):dynamic(lt.k, m)")
     end
     local n = check_axes(axes, { shape }, kind)[1]
     if opts ~= nil and type(opts) ~= "table" then raise("dynamic: the options must be a table such as {chunk = 64}") end
@@ -750,8 +751,8 @@ Field.__newindex = function(f, k, v)
     return M.set_name(f, v)
   end
   if k == "dtype" or k == "shape" or k == "offset" then
-    raise("x." .. k .. " of field '" .. guess_name(f) .. "' is read-only: a field keeps the type, shape and offset "
-      .. "it was made with; make a new field for another (lt.field(dtype, shape, {offset = ...}))")
+    raise("x." .. k .. " of field '" .. guess_name(f) .. "' is read-only: a field keeps the type and shape it "
+      .. "was made with (and its offset); make a new field for another (lt.field(dtype, shape, {offset = ...}))")
   end
   if type(k) == "string" then
     raise("cannot set member '" .. k .. "' of a field (only x.value and x.name can be assigned)")

@@ -249,6 +249,61 @@ end
 check("gradients of an offset field", gbad, 0)
 check("loss: the sum of 0.25 i^3 over [-2, 2]", loss.value, 0.0)
 
+-- ---- huge offsets, 3-D, under a pointer (Taichi's test_struct_for_huge_offsets) ------------
+local h = lt.field(lt.i32)
+local hoff = { 4096 * 256 - 7, -1000000, 12 }
+lt.root:pointer(lt.ijk, 4):dense(lt.ijk, 2):place(h, { offset = hoff })
+local hfill = lt.kernel(function()
+  for i, j, k in lt.ndrange({ hoff[1], hoff[1] + 8 }, { hoff[2], hoff[2] + 8 }, { hoff[3], hoff[3] + 8 }) do
+    if (i + j + k) % 3 == 0 then h[i][j][k] = i + j + k end
+  end
+end)
+hfill()
+local hsum = lt.field(lt.i64, {})
+local hsum_k = lt.kernel(function()
+  for i, j, k in h do lt.atomic_add(hsum.value, h[i][j][k]) end
+end)
+hsum_k()
+local hwant = 0
+for i = hoff[1], hoff[1] + 7 do
+  for j = hoff[2], hoff[2] + 7 do
+    for k = hoff[3], hoff[3] + 7 do
+      if (i + j + k) % 3 == 0 then hwant = hwant + i + j + k end
+    end
+  end
+end
+check("huge offsets: struct-for sum", hsum.value, hwant)
+
+-- ---- matrix and struct fields ----------------------------------------------------------
+local m = lt.field(lt.mat2, { 3 }, { offset = { -1 } })
+local mk = lt.kernel(function()
+  for i in m do m[i] = lt.mat2({ { i, 0 }, { 0, i * 2 } }) end
+end)
+mk()
+check("matrix field element", m[-1][2][2], -2.0)
+check("matrix field last", m[1][1][1], 1.0)
+check("matrix field offset", m.offset[1], -1)
+local P = lt.struct { pos = lt.vec2, mass = lt.f32 }
+local sp = lt.field(P, { 4 }, { offset = { 10 } })
+local spk = lt.kernel(function()
+  for i in sp do sp[i].mass = i end
+end)
+spk()
+check("struct field member", sp[13].mass, 13.0)
+check("struct member view's offset", sp.mass.offset[1], 10)
+
+-- ---- forward mode: the dual shares the offset --------------------------------------------
+local fx = lt.field(lt.f64, 4, { offset = { -2 }, needs_dual = true })
+local fy = lt.field(lt.f64, 4, { offset = { -2 }, needs_dual = true })
+for i = -2, 1 do fx[i] = i; fx.dual[i] = 1 end
+local fsq = lt.kernel(function()
+  for i in fx do fy[i] = fx[i] * fx[i] end
+end)
+fsq:fwd()
+check("dual's offset", fx.dual.offset[1], -2)
+check("tangent of x^2 at -2", fy.dual[-2], -4.0)
+check("tangent of x^2 at 1", fy.dual[1], 2.0)
+
 -- ---- bad offset specifications ----------------------------------------------------------
 check_error("wrong length", function() lt.field(lt.f32, { 4, 4 }, { offset = { 1 } }) end,
   "lt.field: the offset {1} has 1 integer but the shape (4, 4) has 2; give one per index")
