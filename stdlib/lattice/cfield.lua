@@ -269,6 +269,7 @@ function methods.from_table(f, tbl)
 end
 
 function methods.active(f) return M.first(f):active() end
+function methods.parent(f) return M.first(f):parent() end
 function methods.deactivate_all(f) return M.first(f):deactivate_all() end
 function methods.copy_from(f, src) return require("lattice.copy").field(f, src) end
 

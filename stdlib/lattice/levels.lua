@@ -247,8 +247,9 @@ local BREAK_MSG = "break cannot leave a nested struct-for over a dynamic level b
   .. "loops); use a flag, or iterate the dynamic level's parent and the list yourself"
 
 -- The body of a nested struct-for over C (info ci, place p) below the outer
--- loop o, along path (the levels from o's child down to C).
-local function nested(o, ci, p, path, body)
+-- loop o, along path (the levels from o's child down to C). Struct-fors in
+-- its body nest inside C's current cell.
+local function nested(o, C, ci, p, path, body)
   local H = require "lattice.hooks"
   local dyn = #path > 0 and path[#path].i.kind == "dynamic" and table.remove(path) or nil
   local dims, steps, deepest = {}, {}, nil
@@ -265,10 +266,11 @@ local function nested(o, ci, p, path, body)
   if #dims == 0 then dims[1] = { 0, 1 } end
   local two = dyn and #path > 0
   local function run(cur)
-    if not two then return body(table.unpack(indices(ci, cur), 1, #ci.axes)) end
+    local idx = indices(ci, cur)
+    if not two then return M.within(C, idx, body, table.unpack(idx, 1, #ci.axes)) end
     local l = T.current().loops
     l[#l + 1] = "levels"
-    local r = table.pack(pcall(body, table.unpack(indices(ci, cur), 1, #ci.axes)))
+    local r = table.pack(pcall(M.within, C, idx, body, table.unpack(idx, 1, #ci.axes)))
     l[#l] = nil
     if not r[1] then error(r[2], 0) end
     if r[2] == H.BREAK then T.fail(BREAK_MSG) end
@@ -329,7 +331,7 @@ function M.inner(C, body, what)
       .. "visits the cells inside the outer loop's current cell, so it must be over a level or field below "
       .. o.label .. " (this one is not)")
   end
-  nested(o, ci, place_of(C, ci, "a struct-for"), path, body)
+  nested(o, C, ci, place_of(C, ci, "a struct-for"), path, body)
   return true
 end
 
@@ -352,7 +354,7 @@ function M.loop(h, body, grouped)
         .. "nested in a struct-for over a level above it): its cells are visited in parallel")
     end
     -- every level above is dense: the loop over all its cells, serially, from the root
-    return nested({ idx = {} }, li, p, M.path_from(h.id, nil), b)
+    return nested({ idx = {} }, h.id, li, p, M.path_from(h.id, nil), b)
   end
   local ptot, extents = {}, {}
   for k, a in ipairs(p.axes) do ptot[a] = p.shape[k] end

@@ -169,6 +169,51 @@ do
   assert(n[0][0] == 102 and n[1][1] == 505 + 607 and n[2][2] == 0, n[1][1])
 end
 
+-- ---- three nested struct-fors: each inner one inside the current cell of the one around it
+do
+  local x = lt.field(lt.i32)
+  local top = lt.root:pointer(lt.ij, 2)
+  local mid = top:bitmasked(lt.ij, 2)
+  mid:dense(lt.ij, 2):place(x)
+  local pts = { { 0, 0 }, { 1, 1 }, { 2, 0 }, { 7, 7 }, { 5, 1 } }
+  for _, p in ipairs(pts) do x[p[1]][p[2]] = p[1] * 8 + p[2] + 1 end
+  local msum, mcnt, tcnt = lt.field(lt.i32, { 4, 4 }), lt.field(lt.i32, { 4, 4 }), lt.field(lt.i32, { 2, 2 })
+  local k = lt.kernel(function()
+    for ti, tj in top do
+      for mi, mj in mid do
+        lt.atomic_add(tcnt[ti // 4][tj // 4], 1)
+        local s, c = 0, 0
+        for i, j in x do
+          s = s + x[i][j]
+          c = c + 1
+        end
+        msum[mi // 2][mj // 2] = s
+        mcnt[mi // 2][mj // 2] = c
+      end
+    end
+  end)
+  k()
+  local ms, mc, tc = {}, {}, {}
+  for _, p in ipairs(pts) do
+    local m = key { p[1] // 2, p[2] // 2 }
+    ms[m] = (ms[m] or 0) + p[1] * 8 + p[2] + 1
+    if not mc[m] then
+      mc[m] = 4
+      local t = key { p[1] // 4, p[2] // 4 }
+      tc[t] = (tc[t] or 0) + 1
+    end
+  end
+  for a = 0, 3 do
+    for b = 0, 3 do
+      local m = key { a, b }
+      assert(msum[a][b] == (ms[m] or 0) and mcnt[a][b] == (mc[m] or 0), "middle cell " .. m)
+    end
+  end
+  for a = 0, 1 do
+    for b = 0, 1 do assert(tcnt[a][b] == (tc[key { a, b }] or 0), "top cell " .. a .. "," .. b) end
+  end
+end
+
 -- ---- dynamic lists: the dynamic level, its parent, nested sums ---------------
 do
   local l = lt.field(lt.i32)
