@@ -93,6 +93,8 @@ ir_rule ir_op_rule(ir_op op);
 ir_emit ir_op_emit(ir_op op);             /* IR_EMIT_control for an op out of range */
 ir_math ir_op_cpu_math(ir_op op);
 ir_math ir_op_ptx_math(ir_op op);
+/* atomic_add..atomic_xor (ORDER ATOMIC in ops.def) */
+static inline bool ir_op_is_atomic(ir_op op) { return op >= IR_atomic_add && op <= IR_atomic_xor; }
 
 typedef struct ir_block ir_block;
 typedef struct ir_stmt ir_stmt;

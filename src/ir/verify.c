@@ -271,9 +271,12 @@ static void check_types(verifier *v, const ir_stmt *s) {
     }
     break;
   case IR_global_load: case IR_global_store: case IR_atomic_add: case IR_atomic_sub:
-  case IR_atomic_min: case IR_atomic_max:
-    if (s->ops[0]->op != IR_global_ptr && s->ops[0]->op != IR_global_tmp && s->ops[0]->op != IR_ext_ptr) {
-      bad(v, s, "$%d is a %s, not a global_ptr, global_tmp or ext_ptr", s->ops[0]->id, ir_op_name(s->ops[0]->op));
+  case IR_atomic_min: case IR_atomic_max: case IR_atomic_mul: case IR_atomic_and: case IR_atomic_or:
+  case IR_atomic_xor:
+    if (s->ops[0]->op != IR_global_ptr && s->ops[0]->op != IR_global_tmp && s->ops[0]->op != IR_ext_ptr &&
+        !(ir_op_is_atomic(op) && s->ops[0]->op == IR_alloca)) {   /* an atomic may update a local */
+      bad(v, s, "$%d is a %s, not a global_ptr, global_tmp or ext_ptr%s", s->ops[0]->id, ir_op_name(s->ops[0]->op),
+          ir_op_is_atomic(op) ? " (or an alloca)" : "");
     } else if (op != IR_global_store && s->type != a) {
       bad(v, s, "reads a %s through a pointer to %s", tn, ir_type_name(a));
     } else if (op != IR_global_load && strict && b != a) {

@@ -454,8 +454,11 @@ function lt.select(c, a, b)
   return b
 end
 
-for _, op in ipairs { "add", "sub", "min", "max" } do
-  lt["atomic_" .. op] = function(target, v) return T.atomic(op, target, v) end
+for _, op in ipairs { "add", "sub", "min", "max", "mul", "and", "or", "xor" } do
+  lt["atomic_" .. op] = function(target, v)
+    local old = T.atomic(op, target, v)          -- not a tail call: T.atomic finds the user's code 3 levels up
+    return old
+  end
 end
 
 -- vectors, matrices, structs, lt.static_range (composite.lua)

@@ -575,15 +575,71 @@ KAcc.__newindex = function(a, k, v)
   T.field_write(a.f, idx, v)
 end
 
+-- The name of the Lua local (or upvalue) that holds the kernel local var in
+-- the function at stack level `level`, or nil.
+local function local_name_of(var, level)
+  for i = 1, 255 do
+    local n, x = debug.getlocal(level + 1, i)
+    if not n then break end
+    if rawequal(x, var) then return n end
+  end
+  local info = debug.getinfo(level + 1, "f")
+  for i = 1, 255 do
+    local n, x = debug.getupvalue(info.func, i)
+    if not n then break end
+    if rawequal(x, var) then return n end
+  end
+end
+
+local BITWISE = { ["and"] = true, ["or"] = true, xor = true }
+
+-- lt.atomic_<op>(target, v): target is a field or ndarray element (a Sym
+-- with a pointer) or a kernel local (a Var); returns the old value. Called
+-- from lt.atomic_<op> (init.lua), so the user's code is at stack level 3.
 function T.atomic(op, target, v)
-  if not S then error("lt.atomic_" .. op .. " can only be used inside a kernel", 3) end
+  local name = "lt.atomic_" .. op
+  if not S then
+    if type(target) == "number" then
+      error(name .. "(s, v) outside a kernel: s is a Lua number, and a function cannot change its caller's "
+        .. "variable; write s = s + v (or the operation you need) in Lua, or call " .. name .. " inside a kernel",
+        3)
+    end
+    error(name .. " can only be used inside a kernel", 3)
+  end
   local cm = composite(target)
   if cm and cm.atomic then return cm.atomic(op, target, v) end
-  if getmetatable(target) ~= Sym or not rawget(target, "ptr") then
-    fail("lt.atomic_" .. op .. " needs a field element as its first argument, e.g. lt.atomic_" .. op .. "(x[i], v)")
+  local m = getmetatable(target)
+  local what
+  if m == Var then
+    local lname = rawget(target, "lname") or local_name_of(target, 3)
+    if lname and not rawget(target, "named") then  -- for the reduce pass's messages
+      B():name_local(target.v, lname)
+      rawset(target, "named", true)
+    end
+    rawset(target, "lname", lname)
+    what = lname and ("the kernel variable '" .. lname .. "'") or "a kernel variable"
+    if target.t == I1 then fail(name .. " on " .. what .. ", a boolean: atomics need a number") end
+  elseif m ~= Sym or not rawget(target, "ptr") then
+    fail(name .. " needs a field element, an ndarray element or a kernel local as its first argument, e.g. "
+      .. name .. "(x[i], v) or " .. name .. "(s, v) after local s = 0")
+  else
+    what = rawget(target, "what") or ("field '" .. field_name(target.field) .. "'")
   end
-  local s = implicit(v, target.t, rawget(target, "what") or ("field '" .. field_name(target.field) .. "'"))
-  return sym(B():atomic("atomic_" .. op, target.ptr, s), target.t)
+  if BITWISE[op] and target.t.is_float then
+    fail(name .. " needs integers, but " .. what .. " is " .. an(target.t.name) .. " (bitwise atomics work on "
+      .. "integer fields, ndarrays and locals)")
+  end
+  local s = implicit(v, target.t, what)
+  local f, idx = rawget(target, "field"), rawget(target, "idx")
+  if m ~= Var and f then note_write(f) end
+  if m ~= Var and f and idx and no_activate(f) then   -- an inactive cell: nothing happens, the old value reads 0
+    local b = B()
+    local old = b:alloca(target.t.id)
+    b:store(old, target.t.is_int and b:const_int(target.t.id, 0) or b:const_float(target.t.id, 0.0))
+    when_active(f, idx, function() B():store(old, B():atomic("atomic_" .. op, field_ptr(f, idx), s)) end)
+    return sym(B():load(old), target.t)
+  end
+  return sym(B():atomic("atomic_" .. op, m == Var and target.v or target.ptr, s), target.t)
 end
 
 -- ---- builtins on kernel values -----------------------------------------------------------

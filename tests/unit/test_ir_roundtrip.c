@@ -98,7 +98,7 @@ static void build_serial(ir_program *p, ir_snode *x) {
   ir_b_const_float(&b, IR_f64, 1e-300);
   ir_stmt *tf = ir_b_cast(&b, IR_f64, t);
   ir_b_op(&b, IR_bitcast, IR_i32, 1, &t);
-  _Static_assert(IR_trunc - IR_neg == 17 && IR_cmp_ne - IR_add == 20 && IR_atomic_max - IR_atomic_add == 3,
+  _Static_assert(IR_trunc - IR_neg == 17 && IR_cmp_ne - IR_add == 20 && IR_atomic_xor - IR_atomic_add == 7,
                  "ORDER UNARY/BINARY/CMP/ATOMIC (ops.def): the ranges below hold every op of their kind");
   for (ir_op op = IR_neg; op <= IR_trunc; op++) {
     if (op == IR_logic_not) continue;
@@ -122,7 +122,8 @@ static void build_serial(ir_program *p, ir_snode *x) {
   ir_stmt *ptr = ir_b_global_ptr(&b, x->id, 2, idx);
   ir_b_global_store(&b, ptr, t);
   ir_b_global_load(&b, ptr);
-  for (ir_op op = IR_atomic_add; op <= IR_atomic_max; op++) ir_b_atomic(&b, op, ptr, t);
+  for (ir_op op = IR_atomic_add; op <= IR_atomic_xor; op++) ir_b_atomic(&b, op, ptr, t);
+  ir_b_atomic(&b, IR_atomic_mul, var, tf);   /* an atomic on a local */
   ir_stmt *chk = ir_b_op(&b, IR_check_index, IR_void, 1, &n);
   chk->aux = x->id;
   chk->imm.ival = 1;

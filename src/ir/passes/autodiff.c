@@ -276,8 +276,7 @@ static void adjoint(ad *a, ir_stmt *s) {
 /* Whether s writes a field (the adjoint kernel leaves fields as they are,
 ** but for gradients). */
 static bool writes_field(const ir_stmt *s) {
-  return (s->op == IR_global_store || s->op == IR_atomic_add || s->op == IR_atomic_sub || s->op == IR_atomic_min ||
-          s->op == IR_atomic_max) && s->ops[0] && s->ops[0]->op == IR_global_ptr;
+  return (s->op == IR_global_store || ir_op_is_atomic(s->op)) && s->ops[0] && s->ops[0]->op == IR_global_ptr;
 }
 
 /* The statements of blk, in order (*n of them; in the kernel's arena, like

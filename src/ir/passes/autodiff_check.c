@@ -359,6 +359,11 @@ static void check_stmt(ad *a, ir_stmt *s, int ctx) {
   ir_kernel *k = a->k;
   if (ctx == AD_BODY && ((s->op == IR_local_store && ad_is_reduction(s)) || (s->op == IR_local_load && ad_in_reduction(s))))
     return;                        /* s = s + v on a kernel-level local */
+  if (ir_op_is_atomic(s->op) && s->ops[0]->op == IR_alloca) {
+    char what[96];
+    snprintf(what, sizeof what, "lt.%s on a kernel local (write s = s + v for a sum)", ir_op_name(s->op));
+    ad_unsupported(k, s, what);
+  }
   switch (s->op) {
   case IR_range_for: case IR_struct_for:
     if (ctx == AD_TOP_IF) ad_unsupported(k, s, "a loop inside an `if` at the kernel's top level");
@@ -397,7 +402,8 @@ static void check_stmt(ad *a, ir_stmt *s, int ctx) {
   case IR_random: ad_unsupported(k, s, "lt.random (its draws would differ in the adjoint)"); return;
   case IR_ext_ptr: case IR_check_bound: return;   /* ndarrays: only inactive values (checked below) */
   case IR_arg: return;
-  case IR_atomic_min: case IR_atomic_max:
+  case IR_atomic_min: case IR_atomic_max: case IR_atomic_mul: case IR_atomic_and: case IR_atomic_or:
+  case IR_atomic_xor:
     return;                        /* refused by the rules when on a field */
   default: break;
   }

@@ -73,6 +73,7 @@ static bool active_now(const fw *f, const ir_stmt *s) {
   if (!is_float(s->type)) return false;
   switch (s->op) {
   case IR_global_load: case IR_atomic_add: case IR_atomic_sub: case IR_atomic_min: case IR_atomic_max:
+  case IR_atomic_mul: case IR_atomic_and: case IR_atomic_or: case IR_atomic_xor:
     return dual_of(k, s->ops[0]) != NULL;
   case IR_arg: return s->aux >= 0 && s->aux < 16 && (k->fwd_args & (1u << s->aux));
   case IR_alloca: return known(f, s) && f->active[s->id];
@@ -305,6 +306,9 @@ static void field_write(fw *f, ir_stmt *s) {
     ir_fail(k, s->loc, "kernel %s: %s on field '%s', which has a dual, has no forward mode (k:fwd): the tangent "
             "follows whichever value wins, which the atomic does not tell; use a plain comparison and write",
             k->name, s->op == IR_atomic_min ? "lt.atomic_min" : "lt.atomic_max", field_of(k, p));
+  if (ir_op_is_atomic(s->op) && s->op != IR_atomic_add && s->op != IR_atomic_sub)
+    ir_fail(k, s->loc, "kernel %s: lt.%s on field '%s', which has a dual, has no forward mode (k:fwd) yet; "
+            "read, compute and write the field in a kernel of its own", k->name, ir_op_name(s->op), field_of(k, p));
   if ((s->op == IR_atomic_add || s->op == IR_atomic_sub) && known(f, s) && f->used[s->id] && is_float(s->type))
     ir_fail(k, s->loc, "kernel %s uses the old value %s returns from field '%s', which has a dual: its tangent "
             "would depend on the order of the parallel additions (k:fwd); read the field in another kernel",
@@ -333,6 +337,15 @@ static void tangent(fw *f, ir_stmt *s) {
     break;
   }
   case IR_global_store: case IR_atomic_add: case IR_atomic_sub: case IR_atomic_min: case IR_atomic_max:
+  case IR_atomic_mul: case IR_atomic_and: case IR_atomic_or: case IR_atomic_xor:
+    if (s->ops[0]->op == IR_alloca) {   /* lt.atomic_*(s, v) on a kernel local */
+      if (tan_of(f, s->ops[0]) || tan_of(f, s->ops[1])) {
+        char what[80];
+        snprintf(what, sizeof what, "lt.%s on a kernel local (write s = s + v for a sum)", ir_op_name(s->op));
+        refuse(f, s, what);
+      }
+      break;
+    }
     field_write(f, s);
     break;
   case IR_alloca:                  /* the tangent local (zero-initialised like every local) */

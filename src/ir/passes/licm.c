@@ -76,7 +76,7 @@ static void add_local(licm_state *st, writes *w, const ir_stmt *a) {
 static void collect_writes(licm_state *st, ir_block *blk, writes *w) {
   if (!blk) return;
   for (ir_stmt *s = blk->first; s; s = s->next) {
-    if (s->op == IR_local_store) add_local(st, w, s->ops[0]);
+    if (s->op == IR_local_store || (ir_op_is_atomic(s->op) && s->ops[0]->op == IR_alloca)) add_local(st, w, s->ops[0]);
     bool gwrite = ir_op_flags(s->op) & IR_STORE;
     if (gwrite && s->ops[0]->op == IR_global_ptr && s->ops[0]->aux >= 0 && s->ops[0]->aux < w->nsnodes)
       w->place_written[s->ops[0]->aux] = true;

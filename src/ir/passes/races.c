@@ -82,7 +82,7 @@ static void gather(ir_stmt *s, void *ud) {
   int kind;
   if (s->op == IR_global_load) kind = READ;
   else if (s->op == IR_global_store) kind = WRITE;
-  else if (s->op >= IR_atomic_add && s->op <= IR_atomic_max) kind = ATOMIC;
+  else if (ir_op_is_atomic(s->op)) kind = ATOMIC;
   else return;
   ir_stmt *p = s->ops[0];
   if (!p || (p->op != IR_global_ptr && p->op != IR_ext_ptr)) return;   /* global temporaries: reduce.c */

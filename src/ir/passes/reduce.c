@@ -20,6 +20,10 @@
 **    floats through widening conversions, which rounding preserves), and
 **    `if v > s then s = v end` with its variants (<, >=, <=, either side),
 **    become atomic_max / atomic_min of v;
+**  - atomics the kernel writes on the local (lt.atomic_mul(s, v): an atomic
+**    on the temporary) stay as they are; two kinds of them on one local in
+**    one task (but add with sub) are refused, as the value left would
+**    depend on the order of the iterations;
 **  - stores of one constant (`found = 1`) stay plain when the task neither
 **    reads the local nor updates it otherwise: every iteration writes the same;
 **  - anything else -- another store, or a read of the local in a task that
@@ -262,8 +266,12 @@ static const char *name_of(ir_kernel *k, const ir_stmt *tmp, char *buf, size_t n
 
 #define REDUCTIONS                                                                               \
   "only updates that make a reduction are allowed there: s = s + v, s = s - v, "                 \
-  "s = lt.max(s, v), s = lt.min(s, v), if v > s then s = v end; otherwise declare the local "   \
-  "inside the loop, or write to a field (x[i] = v)"
+  "s = lt.max(s, v), s = lt.min(s, v), if v > s then s = v end, lt.atomic_*(s, v); otherwise "   \
+  "declare the local inside the loop, or write to a field (x[i] = v)"
+
+/* Atomics that give one result in any order, applied together: add and sub,
+** or each other op with itself. */
+static int family(ir_op op) { return op == IR_atomic_sub ? IR_atomic_add : op; }
 
 /* Every temporary the task writes: plain stores left over are one constant
 ** and the task does not read the temporary; no reads next to atomics. */
@@ -273,10 +281,14 @@ static void check_task(ir_kernel *k, ir_stmt *task, accesses *a) {
     ir_stmt *s = a->list[i];
     int off = s->ops[0]->aux;
     bool stored = false, updated = false, mixed = false;
-    const ir_stmt *read = NULL, *first_store = NULL;
+    const ir_stmt *read = NULL, *first_store = NULL, *first_atomic = NULL, *other_atomic = NULL;
     for (int j = 0; j < a->n; j++) {
       ir_stmt *x = a->list[j];
       if (x->ops[0]->aux != off) continue;
+      if (ir_op_is_atomic(x->op)) {
+        if (!first_atomic) first_atomic = x;
+        else if (!other_atomic && family(x->op) != family(first_atomic->op)) other_atomic = x;
+      }
       if (x->op == IR_global_load) {
         if (!read) read = x;
       } else if (x->op == IR_global_store) {
@@ -311,6 +323,13 @@ static void check_task(ir_kernel *k, ir_stmt *task, accesses *a) {
               "so the value left would depend on their timing); " REDUCTIONS,
               name_of(k, s->ops[0], buf, sizeof buf));
     }
+    if (other_atomic)
+      ir_fail(k, other_atomic->loc,
+              "%s is updated with lt.%s here and with lt.%s at line %d in one parallel loop: the value left "
+              "would depend on the order of the iterations; update it with one kind of atomic per loop "
+              "(add and sub mix), or split the loop",
+              name_of(k, s->ops[0], buf, sizeof buf), ir_op_name(other_atomic->op), ir_op_name(first_atomic->op),
+              first_atomic->loc.line);
     if (updated && read)
       ir_fail(k, read->loc,
               "%s is read inside the parallel loop that updates it: the value read would depend on the "

@@ -251,14 +251,20 @@ static void check(ir_stmt *s, void *ud) {
     mark_write(st, s->ops[0]);
     assign(st, s, 1, s->ops[0]->type, "field");
     break;
-  case IR_atomic_add: case IR_atomic_sub: case IR_atomic_min: case IR_atomic_max:
+  case IR_atomic_add: case IR_atomic_sub: case IR_atomic_min: case IR_atomic_max: case IR_atomic_mul:
+  case IR_atomic_and: case IR_atomic_or: case IR_atomic_xor: {
+    bool local = s->ops[0]->op == IR_alloca;
     mark_write(st, s->ops[0]);
     if (!is_num(s->ops[0]->type))
-      ir_fail(k, s->loc, "`%s` on a %s field: atomics need a numeric field", ir_op_name(op),
-              ir_type_name(s->ops[0]->type));
-    assign(st, s, 1, s->ops[0]->type, "field");
+      ir_fail(k, s->loc, "`%s` on a %s %s: atomics need a number", ir_op_name(op),
+              ir_type_name(s->ops[0]->type), local ? "local" : "field");
+    if ((op == IR_atomic_and || op == IR_atomic_or || op == IR_atomic_xor) && ir_type_is_float(s->ops[0]->type))
+      ir_fail(k, s->loc, "`%s` on a %s %s: bitwise atomics need an integer", ir_op_name(op),
+              ir_type_name(s->ops[0]->type), local ? "local" : "field");
+    assign(st, s, 1, s->ops[0]->type, local ? "local variable" : "field");
     set_type(st, s, s->ops[0]->type);
     break;
+  }
   case IR_check_index:
     if (!is_plain_int(s->ops[0]->type))
       ir_fail(k, s->loc, "index is a %s: indices must be integers", ir_type_name(s->ops[0]->type));

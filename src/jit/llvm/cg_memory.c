@@ -240,16 +240,51 @@ static void atomic_pair(cg *c, ir_stmt *s, ir_stmt *n) {
   c->paired = n;
 }
 
+/* atomic_mul, which no target has an instruction for: a compare-and-swap
+** loop on the value's bits (an integer of its width; LLVM widens a narrow
+** one where the target needs it). The result is the value the successful
+** exchange replaced. */
+static LLVMValueRef atomic_mul(cg *c, ir_stmt *s) {
+  bool f = ir_type_is_float(s->type);
+  LLVMTypeRef t = cg_type(c, s->type), it = LLVMIntTypeInContext(c->ctx, (unsigned)ir_type_bits(s->type));
+  LLVMValueRef p = cg_get(c, s->ops[0]), v = cg_get(c, s->ops[1]);
+  LLVMValueRef first = LLVMBuildLoad2(B, it, p, "");
+  LLVMSetOrdering(first, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(first, (unsigned)ir_type_bits(s->type) / 8);
+  LLVMBasicBlockRef entry = LLVMGetInsertBlock(B);
+  LLVMBasicBlockRef loop = cg_new_bb(c, "atomic_mul.loop"), done = cg_new_bb(c, "atomic_mul.done");
+  LLVMBuildBr(B, loop);
+  LLVMPositionBuilderAtEnd(B, loop);
+  LLVMValueRef old = LLVMBuildPhi(B, it, "old");
+  LLVMValueRef prod = f ? LLVMBuildBitCast(B, LLVMBuildFMul(B, LLVMBuildBitCast(B, old, t, ""), v, ""), it, "")
+                        : LLVMBuildMul(B, old, v, "");
+  LLVMValueRef cas = LLVMBuildAtomicCmpXchg(B, p, old, prod, LLVMAtomicOrderingSequentiallyConsistent,
+                                            LLVMAtomicOrderingSequentiallyConsistent, 0);
+  LLVMValueRef seen = LLVMBuildExtractValue(B, cas, 0, "");
+  LLVMBasicBlockRef from[2] = {entry, loop};
+  LLVMValueRef in[2] = {first, seen};
+  LLVMAddIncoming(old, in, from, 2);
+  LLVMBuildCondBr(B, LLVMBuildExtractValue(B, cas, 1, ""), done, loop);
+  LLVMPositionBuilderAtEnd(B, done);
+  return f ? LLVMBuildBitCast(B, old, t, "") : old;
+}
+
 static LLVMValueRef atomic(cg *c, ir_stmt *s) {
   ir_type t = s->type;
   bool f = ir_type_is_float(t), sgn = ir_type_is_signed(t);
   if (t == IR_i1 || t == IR_void) cg_fail(c, s, "atomic on a %s value", ir_type_name(t));
+  if (f && (s->op == IR_atomic_and || s->op == IR_atomic_or || s->op == IR_atomic_xor))
+    cg_fail(c, s, "%s on a %s value", ir_op_name(s->op), ir_type_name(t));
   LLVMAtomicRMWBinOp op;
   switch (s->op) {
   case IR_atomic_add: op = f ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
   case IR_atomic_sub: op = f ? LLVMAtomicRMWBinOpFSub : LLVMAtomicRMWBinOpSub; break;
   case IR_atomic_min: op = f ? LLVMAtomicRMWBinOpFMin : sgn ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin; break;
-  default: op = f ? LLVMAtomicRMWBinOpFMax : sgn ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax; break;
+  case IR_atomic_max: op = f ? LLVMAtomicRMWBinOpFMax : sgn ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax; break;
+  case IR_atomic_and: op = LLVMAtomicRMWBinOpAnd; break;
+  case IR_atomic_or: op = LLVMAtomicRMWBinOpOr; break;
+  case IR_atomic_xor: op = LLVMAtomicRMWBinOpXor; break;
+  default: return atomic_mul(c, s);
   }
   return LLVMBuildAtomicRMW(B, op, cg_get(c, s->ops[0]), cg_get(c, s->ops[1]),
                             LLVMAtomicOrderingSequentiallyConsistent, 0);
@@ -326,7 +361,8 @@ bool cg_memory(cg *c, ir_stmt *s) {
     v = LLVMBuildGEP2(B, c->t_i8, base, &off, 1, "");
     break;
   }
-  case IR_atomic_add: case IR_atomic_sub: case IR_atomic_min: case IR_atomic_max:
+  case IR_atomic_add: case IR_atomic_sub: case IR_atomic_min: case IR_atomic_max: case IR_atomic_mul:
+  case IR_atomic_and: case IR_atomic_or: case IR_atomic_xor:
     if (s == c->paired) {         /* done with the one before (atomic_pair) */
       c->paired = NULL;
       return true;
