@@ -358,6 +358,10 @@ function Builder:stats()
   return require("lattice.sparse").level_stats(self)
 end
 
+-- level:parent(), level:active(): the level above; its active cells (levels.lua)
+function Builder:parent() return require("lattice.levels").level_parent(self) end
+function Builder:active() return require("lattice.levels").level_active(self) end
+
 Builder.__tostring = function(b)
   return "SNode " .. (b.kind or "root") .. " #" .. b.id
 end

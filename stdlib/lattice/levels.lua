@@ -70,7 +70,7 @@ local function check(h, what)
 end
 
 -- level:parent(): the level above (lt.root's handle at the top), nil for the root.
-function Builder.parent(h)
+function M.level_parent(h)
   if getmetatable(h) ~= Builder then raise("level:parent is a method: call it with a colon, level:parent()") end
   if h.gen ~= state.gen then err("level:parent(): this SNode belongs to a program that lt.init has reset") end
   local p = info(h.id).parent
@@ -160,7 +160,7 @@ end
 
 -- level:active() -> {{i, j}, ...}: the coordinates of the first element of
 -- each active cell of the level, in the order of the cells.
-function Builder.active(h)
+function M.level_active(h)
   if getmetatable(h) ~= Builder then raise("level:active is a method: call it with a colon, level:active()") end
   if T.active() then T.fail("level:active() inside a kernel is not supported; use for i, j in level") end
   local li = check(h, "level:active()")

@@ -75,6 +75,7 @@ do
   local function in_block(i, j) return blocks[key { i - i % 4, j - j % 4 }] end
   local want_blocks = cells_of(4, 4, 4, 4, function(i, j) return blocks[key { i, j }] end)
   local want_cells = cells_of(16, 16, 1, 1, in_block)
+  same_set(block:active(), want_blocks, "block:active() (before any kernel)")
   same_set(visit2(block), want_blocks, "pointer level")
   same_set(visit2(block, true), want_blocks, "lt.grouped(pointer level)")
   same_set(visit2(cells), want_cells, "dense level under a pointer")
