@@ -608,12 +608,14 @@ end
 function Mat.unflat(proto, leaves) return make(proto._n, proto._m, proto._t, leaves) end
 function Mat.same_shape(a, b) return is_mat(b) and a._n == b._n and a._m == b._m end
 
--- lt.atomic_add(x[i], v) on a vector/matrix field element: one atomic per
--- component (v a value of the same shape, or a scalar for every component).
+-- lt.atomic_add(x[i], v) on a vector/matrix field element or local: one
+-- atomic per component (v a value of the same shape, or a scalar for every
+-- component).
 function Mat.atomic(op, target, v)
   local e = target._e
-  if not rawget(e[1], "ptr") then
-    fail("lt.atomic_" .. op .. " needs a field element as its first argument, e.g. lt.atomic_" .. op .. "(x[i], v)")
+  if not rawget(e[1], "ptr") and getmetatable(e[1]) ~= T.Var then
+    fail("lt.atomic_" .. op .. " needs a field element, an ndarray element or a kernel local as its first "
+      .. "argument, e.g. lt.atomic_" .. op .. "(x[i], v)")
   end
   local src
   if is_mat(v) then src = same_shape_elems(target, v, "lt.atomic_" .. op)

@@ -223,6 +223,17 @@ for i = 0, N - 1 do
 end
 check("atomics on a per-iteration local", ok, true)
 
+-- a vector local: one atomic per component
+local vout = lt.field(lt.f32, 2)
+local vec_local = lt.kernel(function()
+  local v = lt.vec2(0, 0)
+  for _ in lt.ndrange(N) do lt.atomic_add(v, lt.vec2(1, 2)) end
+  vout[0], vout[1] = v.x, v.y
+end)
+vec_local()
+check("atomic_add on a vec2 local, x", vout[0], N)
+check("atomic_add on a vec2 local, y", vout[1], 2 * N)
+
 -- the old value of an atomic on a kernel-scope local in a parallel loop
 local slots = lt.field(lt.i32, N)
 local claim = lt.kernel(function()
