@@ -359,6 +359,19 @@ check_error("atomic on a local in a grad kernel", function()
   end):grad()
 end, "lt.atomic_add on a kernel local")
 
+local dx = lt.field(lt.f32, 4, { needs_dual = true })
+local dy = lt.field(lt.f32, {}, { needs_dual = true })
+check_error("atomic_mul on a field with a dual in k:fwd", function()
+  lt.kernel(function() for i in lt.ndrange(4) do lt.atomic_mul(dy.value, dx[i]) end end):fwd()
+end, "lt.atomic_mul on field 'dy', which has a dual, has no forward mode")
+check_error("atomic on a float local with a tangent in k:fwd", function()
+  lt.kernel(function()
+    local s = 0.0
+    for i in lt.ndrange(4) do lt.atomic_add(s, dx[i]) end
+    dy.value = s
+  end):fwd()
+end, "lt.atomic_add on a kernel local (write s = s + v for a sum) has no tangent rule")
+
 -- docs/language.md's "Atomics" examples (each asserts its results); last, as lt.init starts afresh
 local root = os.getenv("LT_SOURCE_DIR") or "../.."
 local fh = assert(io.open(root .. "/docs/language.md", "r"))
