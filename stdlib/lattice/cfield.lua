@@ -333,7 +333,7 @@ CField.__index = function(f, k)
     if p then return p(f) end
     if SWZ[k] and f._ct.m == nil and f._ct.n and SWZ[k] < f._ct.n then return comp(f, SWZ[k] + 1) end
     fail("field '" .. name_of(f) .. "' (" .. tostring(f._ct) .. ") has no member '" .. k .. "' (composite "
-      .. "fields have: shape, offset, dtype, name, value, fill, to_table, from_table, component" ..
+      .. "fields have: shape, offset, dtype, name, value, fill, to_table, from_table, copy_from, component" ..
       (f._ct.n and f._ct.m == nil and ", x, y, z, w" or "") .. ")")
   end
   if T.active() then return T.field_index(f, k) end

@@ -108,9 +108,10 @@ function M.install(lt)
   -- sparse operations on a composite field act on the cells of its first component
   for _, name in ipairs { "activate", "deactivate", "is_active", "length", "deactivate_all" } do
     local f = lt[name]
-    lt[name] = function(x, ...)
-      if cfield.is(x) then x = cfield.first(x) end
-      return f(x, ...)
+    lt[name] = function(...)                     -- (the argument count kept: lt.deactivate_all())
+      local x = ...
+      if cfield.is(x) then return f(cfield.first(x), select(2, ...)) end
+      return f(...)
     end
   end
   -- (lt.append takes composite fields itself: sparse.lua)

@@ -667,6 +667,9 @@ function methods.deactivate_all(f)
   return require("lattice.sparse").deactivate_all(f)
 end
 
+-- x:copy_from(y): every element of y into x (copy.lua)
+function methods.copy_from(f, src) return require("lattice.copy").field(f, src) end
+
 -- x:active() -> {{i, j}, ...}: the indices of x's active elements (Lua scope)
 function methods.active(f)
   if tracer.active() then return tracer.unsupported("x:active() inside a kernel; use for i, j in x") end
@@ -727,7 +730,7 @@ Field.__index = function(f, k)
     local p = props[k]
     if p then return p(f) end
     raise("fields have no member '" .. k .. "' (fields have: shape, offset, dtype, name, value, grad, dual, fill, to_table, "
-      .. "from_table, active, deactivate_all, parent)")
+      .. "from_table, copy_from, active, deactivate_all, parent)")
   end
   if tracer.active() then return tracer.field_index(f, k) end
   M.ready(f)

@@ -216,6 +216,7 @@ function lt.init(opts)
     threads = core.program_threads(prog), default_ip = ip, default_fp = fp, ad_stack_size = opts.ad_stack_size or 1024 }
   state.root, state.root_tok = nil, nil
   state.trees = {}
+  state.instances = nil          -- live tree instances (tree.lua), for lt.deactivate_all()
   require("lattice.profiler").init(opts.profile)   -- lt.profiler (profiler.lua)
 end
 
@@ -285,7 +286,17 @@ function lt.tree(desc) return treem.new(ensure_init, desc) end
 
 lt.activate, lt.deactivate, lt.is_active = sparse.activate, sparse.deactivate, sparse.is_active
 lt.append, lt.length, lt.grouped = sparse.append, sparse.length, sparse.grouped
-function lt.deactivate_all(x) return sparse.deactivate_all(x) end
+-- lt.no_activate(x, ...): in a kernel, writes to x activate no cells (tracer.lua)
+function lt.no_activate(...) return T.no_activate(...) end
+-- lt.deactivate_all(): every tree; lt.deactivate_all(x): x's level (an explicit
+-- nil, such as a misspelt variable, is an error rather than every tree)
+function lt.deactivate_all(...)
+  if select("#", ...) > 0 and (...) == nil then
+    state.raise("lt.deactivate_all: the argument is nil (pass a field, an SNode or a tree instance, "
+      .. "or nothing for every tree)")
+  end
+  return sparse.deactivate_all(...)
+end
 function lt.stats() ensure_init(); return sparse.stats() end
 function lt.print_stats() ensure_init(); return sparse.print_stats() end
 

@@ -398,8 +398,67 @@ function M.append(x, ...)
   return r
 end
 
--- x:deactivate_all() / handle:deactivate_all()
+-- The sparse levels of the tree under root that no sparse level is above:
+-- deactivating them deactivates every sparse cell of the tree.
+local function top_sparse(root)
+  local out = {}
+  local function walk(id)
+    local i = info(id)
+    if SPARSE[i.kind] then
+      out[#out + 1] = id
+      return
+    end
+    for _, c in ipairs(i.children or {}) do walk(c) end
+  end
+  walk(root)
+  return out
+end
+
+local function deactivate_tree(root, ud)
+  local ok, e = pcall(core.deactivate_tree, state.prog, root, ud)
+  if not ok then raise((tostring(e):gsub("^lattice/[%w_]+%.lua:%d+: ", ""))) end
+end
+
+-- Tree-wide forms: lt.deactivate_all() (every tree of the program: lt.root
+-- trees and live tree instances), lt.root:deactivate_all() (every tree built
+-- from lt.root) and g:deactivate_all() (one tree instance; also in kernels).
+local function deactivate_trees(x)
+  local tree = require "lattice.tree"
+  if tree.is_instance(x) then
+    if T.active() then
+      if not x._proxy then
+        T.fail("g:deactivate_all(): the tree instance is not an argument of the kernel; pass it as an argument "
+          .. "annotated with its tree type")
+      end
+      for _, id in ipairs(top_sparse(x._type.root)) do T.B():deactivate_all(id) end
+      return
+    end
+    if not x._ud then raise("g:deactivate_all(): this tree instance was destroyed (g:destroy())") end
+    on_tape("deactivate_all", { what = "a tree instance" })
+    return deactivate_tree(x._type.root, x._ud)
+  end
+  local what = x == nil and "lt.deactivate_all()" or "lt.root:deactivate_all()"
+  if T.active() then
+    T.fail(what .. " runs in Lua scope only; in a kernel name a level or a field (lt.deactivate_all(x), "
+      .. "handle:deactivate_all()) or a tree instance argument (g:deactivate_all())")
+  end
+  on_tape("deactivate_all", { what = what == "lt.deactivate_all()" and "every tree" or "lt.root" })
+  deactivate_tree(nil, nil)
+  if x == nil then
+    for inst in pairs(state.instances or {}) do
+      if inst._ud then deactivate_tree(inst._type.root, inst._ud) end
+    end
+  end
+end
+
+-- x:deactivate_all() / handle:deactivate_all(), and the tree-wide forms above.
 function M.deactivate_all(x)
+  if x == nil or require("lattice.tree").is_instance(x) or (is_handle(x) and x.id == x.root) then
+    if is_handle(x) and x.gen ~= state.gen then
+      err("deactivate_all: this SNode belongs to a program that lt.init has reset")
+    end
+    return deactivate_trees(x)
+  end
   local t = target("deactivate_all", x, false)
   if not t.level then err("deactivate_all: " .. t.what .. " has no sparse level above it") end
   if T.active() then
