@@ -444,6 +444,7 @@ local function field_ptr(f, idx)
   end
   return B():global_ptr(f._snode, table.unpack(ss, 1, n))
 end
+T.prepare_field, T.field_ptr = prepare, field_ptr
 
 function T.field_read(f, idx)
   if T.cfield and T.cfield.is(f) then return T.cfield.read(f, idx) end
@@ -451,83 +452,15 @@ function T.field_read(f, idx)
   return setmetatable({ s = B():global_load(p), t = f.dtype, ptr = p, field = f, nidx = #idx, idx = idx }, Sym)
 end
 
--- ---- lt.no_activate ----------------------------------------------------------------
--- S.no_activate: the SNode ids (fields' places or levels) that lt.no_activate
--- named in this kernel; a write to a field at or under one of them activates
--- nothing: it happens only where the field's cell is active (else dropped).
--- S.written: the place SNodes written so far, so a declaration that comes
--- after a write (which has already activated) is refused, not ignored.
-
-local function no_activate(f)
-  local na = S.no_activate
-  if not na then return false end
-  local info = require("lattice.sparse").info
-  local id = f._snode
-  while id and id >= 0 do
-    if na[id] then return true end
-    id = info(id).parent
-  end
-  return false
-end
-
--- Runs emit() where f's cell at idx is active: under `if lt.is_active(f, ...)`
--- (debug mode checks the indices first, so an index out of range still stops).
-local function when_active(f, idx, emit)
-  if S.debug then field_ptr(f, idx) end
-  local act = require("lattice.sparse").is_active(f, table.unpack(idx))
-  if act == true then return emit() end      -- no sparse level above f
-  local b = B()
-  local st = b:if_(T.cond(act), false)
-  local saved = b:block()
-  b:set_block(b:child(st, 0))
-  emit()
-  b:set_block(saved)
-end
-
--- lt.no_activate(x, ...) in a kernel: x a field (a vector field: all its
--- components) or a level handle.
-function T.no_activate(...)
-  if not S then error("lt.no_activate is a declaration inside a kernel (writes there then activate no cells)", 3) end
-  local n = select("#", ...)
-  if n == 0 then fail("lt.no_activate: name the fields or levels whose cells the kernel's writes must not activate") end
-  S.no_activate = S.no_activate or {}
-  for k = 1, n do
-    local x = select(k, ...)
-    local ids = {}
-    if T.cfield and T.cfield.is(x) then
-      for _, c in ipairs(T.cfield.components(x)) do ids[#ids + 1] = prepare(c)._snode end
-    elseif fieldm.is_field(x) then
-      ids[1] = prepare(x)._snode
-    elseif getmetatable(x) == fieldm.Builder then
-      ids[1] = x.id
-    else
-      fail("lt.no_activate: argument " .. k .. " is a " .. type(x) .. ", not a field or an SNode level")
-    end
-    for _, id in ipairs(ids) do S.no_activate[id] = true end
-  end
-  for f, line in pairs(S.written or {}) do
-    if no_activate(f) then
-      fail("lt.no_activate must come before the kernel's first write to field '" .. field_name(f) .. "' (line " ..
-        line .. "), which may already have activated cells")
-    end
-  end
-end
-
-local function note_write(f)
-  S.written = S.written or {}
-  if S.written[f] == nil then
-    local _, line = user_loc()
-    S.written[f] = line
-  end
-end
+-- lt.no_activate: the declaration and the guarded writes (noactivate.lua)
+local noact = require "lattice.noactivate"
+T.no_activate = noact.declare
 
 function T.field_write(f, idx, v)
   if T.cfield and T.cfield.is(f) then return T.cfield.write(f, idx, v) end
   local val = implicit(v, f.dtype, "field '" .. field_name(f) .. "'")
-  note_write(f)
-  if no_activate(prepare(f)) then
-    return when_active(f, idx, function() B():global_store(field_ptr(f, idx), val) end)
-  end
+  noact.note_write(f)
+  if noact.applies(prepare(f)) then return noact.store(f, idx, val) end
   local p = field_ptr(f, idx)
   B():global_store(p, val)
 end
@@ -536,10 +469,8 @@ end
 function T.field_write_ptr(elem, v)
   local val = implicit(v, elem.t, "field '" .. field_name(elem.field) .. "'")
   local f, idx = elem.field, rawget(elem, "idx")
-  if f then note_write(f) end
-  if f and idx and no_activate(f) then
-    return when_active(f, idx, function() B():global_store(field_ptr(f, idx), val) end)
-  end
+  if f then noact.note_write(f) end
+  if f and idx and noact.applies(f) then return noact.store(f, idx, val) end
   B():global_store(elem.ptr, val)
 end
 
@@ -631,14 +562,8 @@ function T.atomic(op, target, v)
   end
   local s = implicit(v, target.t, what)
   local f, idx = rawget(target, "field"), rawget(target, "idx")
-  if m ~= Var and f then note_write(f) end
-  if m ~= Var and f and idx and no_activate(f) then   -- an inactive cell: nothing happens, the old value reads 0
-    local b = B()
-    local old = b:alloca(target.t.id)
-    b:store(old, target.t.is_int and b:const_int(target.t.id, 0) or b:const_float(target.t.id, 0.0))
-    when_active(f, idx, function() B():store(old, B():atomic("atomic_" .. op, field_ptr(f, idx), s)) end)
-    return sym(B():load(old), target.t)
-  end
+  if m ~= Var and f then noact.note_write(f) end
+  if m ~= Var and f and idx and noact.applies(f) then return sym(noact.atomic(op, f, idx, s, target.t), target.t) end
   return sym(B():atomic("atomic_" .. op, m == Var and target.v or target.ptr, s), target.t)
 end
 
