@@ -29,6 +29,8 @@ static int l_env(lua_State *L) {
   set_string(L, "tmpdir", e.tmpdir);
   set_string(L, "cache_dir", e.cache_dir[0] ? e.cache_dir : NULL);
   set_string(L, "cache_max", e.cache_max);
+  set_string(L, "gui", e.gui);
+  set_string(L, "display", e.display);
   lua_pushboolean(L, e.dump_llvm);
   lua_setfield(L, -2, "dump_llvm");
   lua_pushboolean(L, e.dump_ptx);

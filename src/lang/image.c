@@ -4,6 +4,8 @@
 **   image.write_png(path, data, {min=0, max=1, colormap="gray"}) -> path
 **   image.read_png(path) -> {width=, height=, pixel=function(x, y) -> r, g, b}
 **   image.mkdirs(dir) -> dir
+**   image.write_png_argb(path, nd) -> path   (nd: an lt.ndarray(lt.u32, {h, w})
+**       of 0xAARRGGBB pixels, row 0 the TOP row: lattice.gui's canvas; alpha dropped)
 **
 ** data is indexed data[x][y]: the first index runs along the width, the
 ** second along the height, and y = 0 is the BOTTOM row of the picture (the
@@ -25,6 +27,7 @@
 #include <png.h>
 
 #include "image.h"
+#include "lang.h"
 
 #define MAX_SIDE 65536
 
@@ -320,6 +323,45 @@ static int l_write_png(lua_State *L) {
   return 1;
 }
 
+/* image.write_png_argb(path, nd) -> path: an lt.ndarray(lt.u32, {h, w}) of
+** 0xAARRGGBB pixels, row 0 at the top (lattice.gui's canvas), one host view of
+** it (a copy when it lives in device memory), alpha dropped. */
+static int l_write_png_argb(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  if (lua_istable(L, 2)) lua_getfield(L, 2, "_ud");   /* the lt.ndarray object: its userdata */
+  else lua_pushvalue(L, 2);
+  prog_ndarray *a = lang_to_ndarray(L, -1);
+  if (!a || !a->data)
+    return luaL_error(L, "image.write_png_argb(%s): expects an lt.ndarray(lt.u32, {h, w}), got %s", path,
+                      luaL_typename(L, 2));
+  char err[256];
+  if (!prog_ndarray_usable(a, err, sizeof err))
+    return luaL_error(L, "image.write_png_argb(%s): the ndarray's memory is gone (%s)", path, err);
+  if (a->dtype != IR_u32 || a->ndim != 2)
+    return luaL_error(L, "image.write_png_argb(%s): expects an ndarray of u32 with 2 dimensions {h, w}", path);
+  int64_t h = a->shape[0], w = a->shape[1];
+  if (w > MAX_SIDE || h > MAX_SIDE)
+    return luaL_error(L, "image.write_png_argb(%s): %I x %I is too large (at most %d a side)", path,
+                      (lua_Integer)w, (lua_Integer)h, MAX_SIDE);
+  unsigned char *rgb = lua_newuserdatauv(L, (size_t)w * (size_t)h * 3, 0);
+  size_t n = (size_t)a->size * 4;
+  const char *view = lang_mem_stage(L, prog_ndarray_backend(a), a->data, n, true, "ndarray", NULL);
+  if (!view) return lang_raise(L);
+  int box = lua_gettop(L);
+  const uint32_t *px = (const uint32_t *)(const void *)view;
+  for (size_t i = 0; i < (size_t)a->size; i++) {
+    rgb[3 * i] = (unsigned char)(px[i] >> 16);
+    rgb[3 * i + 1] = (unsigned char)(px[i] >> 8);
+    rgb[3 * i + 2] = (unsigned char)px[i];
+  }
+  if (!lang_mem_unstage(L, prog_ndarray_backend(a), box, a->data, n, false, "ndarray", NULL)) return lang_raise(L);
+  png_err e;
+  const char *msg = png_write_rgb(path, rgb, (int)w, (int)h, &e);
+  if (msg) return luaL_error(L, "image.write_png_argb(%s): %s", path, msg);
+  lua_pushvalue(L, 1);
+  return 1;
+}
+
 /* pixel(x, y) -> r, g, b (0..255), origin bottom-left like write_png */
 static int l_pixel(lua_State *L) {
   size_t len;
@@ -380,6 +422,7 @@ static const luaL_Reg image_funcs[] = {
   {"write_png", l_write_png},
   {"read_png", l_read_png},
   {"mkdirs", l_mkdirs},
+  {"write_png_argb", l_write_png_argb},
   {NULL, NULL}};
 
 int luaopen_lattice_image(lua_State *L) {

@@ -25,6 +25,8 @@ void lt_env_read(lt_env *out) {
   out->check_ptx = get("LT_CHECK_PTX");
   out->tmpdir = get("TMPDIR");
   out->cache_max = get("LT_CACHE_MAX");
+  out->gui = get("LT_GUI");
+  out->display = get("DISPLAY") ? get("DISPLAY") : get("WAYLAND_DISPLAY");
   const char *cache = get("LT_CACHE"), *xdg = get("XDG_CACHE_HOME"), *home = get("HOME");
   out->cache_dir[0] = 0;
   bool off = cache && (strcmp(cache, "off") == 0 || strcmp(cache, "0") == 0 || strcmp(cache, "false") == 0 ||

@@ -29,6 +29,8 @@ typedef struct {
   ** the cache there; unset: $XDG_CACHE_HOME/lattice, else $HOME/.cache/lattice */
   char cache_dir[1024];       /* "" when off or when no directory could be named */
   const char *cache_max;      /* LT_CACHE_MAX: the cache's size limit in bytes (256 MiB) */
+  const char *gui;            /* LT_GUI: "headless" makes lattice.gui windows headless */
+  const char *display;        /* DISPLAY, else WAYLAND_DISPLAY: whether lattice.gui can open a window */
   bool dump_llvm;             /* LT_DUMP_LLVM set: each CPU kernel's optimised LLVM IR on stderr */
   bool dump_ptx;              /* LT_DUMP_PTX set: each CUDA kernel's PTX on stderr */
 } lt_env;

@@ -1,0 +1,248 @@
+-- gui_kernels.lua -- the kernels that draw lattice.gui's canvas, an
+-- lt.ndarray(lt.u32, {h, w}) of 0xAARRGGBB pixels with row 0 at the top.
+-- The canvas is always a kernel argument (one compiled kernel per canvas
+-- type, whatever its size); a drawn field is an upvalue (gui_draw.lua keeps
+-- one kernel per field, weakly). The kernel text is a chunk of its own,
+-- registered in package.loaded["lattice.sources"], since the tracer rewrites
+-- a kernel from its source text (as copy.lua does).
+--
+-- Colours follow src/lang/image.c exactly (its control points are C floats,
+-- its arithmetic doubles, a channel is lround(c * 255) clamped), so a frame
+-- drawn here and image.write_png of the same field give the same bytes.
+local M = {}
+
+local function f32(x) return (string.unpack("<f", string.pack("<f", x))) end
+
+-- image.c's colormaps: {at, r, g, b} control points, linearly interpolated
+local function stops(t)
+  for _, s in ipairs(t) do for k = 1, 4 do s[k] = f32(s[k]) end end
+  return t
+end
+M.colormaps = {
+  gray = stops { { 0, 0, 0, 0 }, { 1, 1, 1, 1 } },
+  inferno = stops {
+    { 0.000, 0.000, 0.000, 0.016 }, { 0.125, 0.122, 0.047, 0.282 },
+    { 0.250, 0.333, 0.059, 0.427 }, { 0.375, 0.533, 0.133, 0.416 },
+    { 0.500, 0.729, 0.212, 0.333 }, { 0.625, 0.890, 0.349, 0.200 },
+    { 0.750, 0.976, 0.549, 0.039 }, { 0.875, 0.976, 0.788, 0.196 },
+    { 1.000, 0.988, 1.000, 0.643 } },
+  heat = stops { { 0, 0, 0, 0 }, { 1 / 3, 1, 0, 0 }, { 2 / 3, 1, 1, 0 }, { 1, 1, 1, 1 } },
+}
+M.colormap_names = { "gray", "inferno", "heat" }
+
+local CHUNK = "=lattice/gui_kernels"
+local SRC = [[
+local lt = ...
+local K = {}
+local OPAQUE = 0xFF000000
+
+-- image.c's to_byte: NaN and <= 0 -> 0, >= 1 -> 255, else lround(c * 255)
+local byte = lt.func(function(c)
+  local b = lt.u32(0)
+  if c >= 1.0 then b = lt.u32(255) elseif c > 0.0 then b = lt.u32(lt.round(c * 255.0)) end
+  return b
+end)
+
+-- an opaque pixel from three channels in 0..1 (f64)
+local function rgb(r, g, b)
+  return lt.u32(OPAQUE) | (byte(r) << 16) | (byte(g) << 8) | byte(b)
+end
+
+-- image.c's apply_colormap of v (f64, already (x - min) / (max - min))
+local function colormap(stops)
+  local n = #stops
+  return lt.func(function(v0)
+    local v = lt.f64(0)
+    if v0 > 0.0 then v = lt.min(v0, 1.0) end
+    local a, b = stops[n - 1], stops[n]
+    local lo, hi = lt.f64(a[1]), lt.f64(b[1])
+    local ar, ag, ab = lt.f64(a[2]), lt.f64(a[3]), lt.f64(a[4])
+    local br, bg, bb = lt.f64(b[2]), lt.f64(b[3]), lt.f64(b[4])
+    for k in lt.static_range(n - 1, 1, -1) do      -- the first stop k >= 2 with v <= its position
+      local s, p = stops[k], stops[k - 1]
+      if v <= s[1] then
+        lo, hi = p[1], s[1]
+        ar, ag, ab = p[2], p[3], p[4]
+        br, bg, bb = s[2], s[3], s[4]
+      end
+    end
+    local t = (v - lo) / (hi - lo)
+    return rgb(ar + t * (br - ar), ag + t * (bg - ag), ab + t * (bb - ab))
+  end)
+end
+K.colormap = colormap
+
+function K.clear()
+  return function(cv, color)
+    for r in lt.ndrange(cv.shape[1]) do
+      for c in lt.ndrange(cv.shape[2]) do cv[r][c] = color end
+    end
+  end
+end
+
+-- A 2-D scalar field f (FW x FH, first index x left to right, second y
+-- bottom to top, indices from ox, oy) scaled to the canvas by nearest
+-- sampling, in 16 x 16 tiles (the field's rows run down the canvas' columns).
+function K.image_scalar(f, FW, FH, ox, oy, stops)
+  local cmap = colormap(stops)
+  local TILE = 16
+  return function(cv, lo, hi)
+    local H, W = cv.shape[1], cv.shape[2]
+    local tw = (W + TILE - 1) // TILE
+    local th = (H + TILE - 1) // TILE
+    for t in lt.ndrange(tw * th) do
+      local c0, r0 = (t % tw) * TILE, (t // tw) * TILE
+      local c1, r1 = lt.min(c0 + TILE, W), lt.min(r0 + TILE, H)
+      for c = c0, c1 - 1 do
+        local x = c * FW // W + ox
+        for r = r0, r1 - 1 do
+          local y = (H - 1 - r) * FH // H + oy
+          cv[r][c] = cmap((lt.f64(f[x][y]) - lo) / (hi - lo))
+        end
+      end
+    end
+  end
+end
+
+-- A 2-D vec3 (RGB) or vec4 (RGBA, blended over the canvas) field.
+function K.image_rgb(f, FW, FH, ox, oy, ncomp)
+  return function(cv)
+    local H, W = cv.shape[1], cv.shape[2]
+    for r in lt.ndrange(H) do
+      local y = (H - 1 - r) * FH // H + oy
+      for c in lt.ndrange(W) do
+        local v = f[c * FW // W + ox][y]
+        if ncomp == 3 then
+          cv[r][c] = rgb(lt.f64(v.x), lt.f64(v.y), lt.f64(v.z))
+        else
+          local a = lt.min(lt.max(lt.f64(v.w), 0.0), 1.0)
+          local old = cv[r][c]
+          local orr = lt.f64((old >> 16) & 255) / 255.0
+          local og = lt.f64((old >> 8) & 255) / 255.0
+          local ob = lt.f64(old & 255) / 255.0
+          cv[r][c] = rgb(lt.f64(v.x) * a + orr * (1.0 - a), lt.f64(v.y) * a + og * (1.0 - a),
+            lt.f64(v.z) * a + ob * (1.0 - a))
+        end
+      end
+    end
+  end
+end
+
+-- The disc of radius rad pixels around position p (in [0,1]^2, origin
+-- bottom-left): every pixel whose centre is within rad of p's point.
+local disc = lt.func(function(cv, px, py, rad, color)
+  local H, W = cv.shape[1], cv.shape[2]
+  if px == px and py == py then
+    local cx, cy = px * W, (1.0 - py) * H
+    local c0 = lt.max(lt.i32(lt.max(lt.floor(cx - rad), -1.0)), 0)
+    local c1 = lt.min(lt.i32(lt.min(lt.floor(cx + rad), lt.f32(W))), W - 1)
+    local r0 = lt.max(lt.i32(lt.max(lt.floor(cy - rad), -1.0)), 0)
+    local r1 = lt.min(lt.i32(lt.min(lt.floor(cy + rad), lt.f32(H))), H - 1)
+    for r = r0, r1 do
+      local dy = r + 0.5 - cy
+      for c = c0, c1 do
+        local dx = c + 0.5 - cx
+        if dx * dx + dy * dy <= rad * rad then cv[r][c] = color end
+      end
+    end
+  end
+end)
+
+-- Per-particle colour: mode "const" (the argument), "int" (0xRRGGBB from an
+-- integer field), "float" (a scalar through the colormap), "rgb" (a vec3).
+local function particle_color(mode, C, I, color, lo, hi, cmap)
+  if mode == "const" then return color end
+  if mode == "int" then return lt.u32(OPAQUE) | (lt.u32(C[I]) & 0xFFFFFF) end
+  if mode == "float" then return cmap((lt.f64(C[I]) - lo) / (hi - lo)) end
+  local v = C[I]
+  return rgb(lt.f64(v.x), lt.f64(v.y), lt.f64(v.z))
+end
+
+-- Circles at the positions of vec2 field P (any shape; a sparse field's active cells).
+function K.circles_field(P, mode, C, stops)
+  local cmap = stops and colormap(stops)
+  return function(cv, rad, color, lo, hi)
+    for I in lt.grouped(P) do
+      local p = P[I]
+      disc(cv, p.x, p.y, rad, particle_color(mode, C, I, color, lo, hi, cmap))
+    end
+  end
+end
+
+-- Circles at the rows of an ndarray P of shape {n, 2}.
+function K.circles_nd()
+  return function(cv, P, rad, color)
+    for i in lt.ndrange(P.shape[1]) do
+      disc(cv, lt.f32(P[i][0]), lt.f32(P[i][1]), rad, color)
+    end
+  end
+end
+
+-- A line of width px pixels from A[I] to B[I] (vec2 fields of one shape):
+-- squares of width px stamped at max(|dx|, |dy|) + 1 points along it
+-- (at most 16384 steps, so end points far outside the window draw dotted).
+function K.lines(A, B)
+  return function(cv, color, width)
+    local H, W = cv.shape[1], cv.shape[2]
+    for I in lt.grouped(A) do
+      local a, b = A[I], B[I]
+      local x0, y0 = a.x * W, (1.0 - a.y) * H
+      local x1, y1 = b.x * W, (1.0 - b.y) * H
+      if x0 == x0 and y0 == y0 and x1 == x1 and y1 == y1 then
+        local n = lt.i32(lt.min(lt.ceil(lt.max(lt.abs(x1 - x0), lt.abs(y1 - y0))), 16384.0))
+        local inv = 1.0 / lt.max(n, 1)
+        for s = 0, n do
+          local t = s * inv
+          local px = lt.i32(lt.max(lt.min(lt.floor(x0 + (x1 - x0) * t), 1e9), -1e9))
+          local py = lt.i32(lt.max(lt.min(lt.floor(y0 + (y1 - y0) * t), 1e9), -1e9))
+          local ca = lt.max(px - (width - 1) // 2, 0)
+          local cb = lt.min(px + width // 2, W - 1)
+          for r = lt.max(py - (width - 1) // 2, 0), lt.min(py + width // 2, H - 1) do
+            for c = ca, cb do cv[r][c] = color end
+          end
+        end
+      end
+    end
+  end
+end
+
+-- Text: g holds 7 rows of 5 bits per character (gui_font.lua), n characters;
+-- the top-left corner of the first glyph at pixel (x0, y0), each font pixel
+-- a scale x scale square.
+function K.text()
+  return function(cv, g, n, x0, y0, color, scale)
+    local H, W = cv.shape[1], cv.shape[2]
+    for k in lt.ndrange(n) do
+      for row = 0, 6 do
+        local bits = g[k * 7 + row]
+        for col = 0, 4 do
+          if (bits >> (4 - col)) & 1 == 1 then
+            local px, py = x0 + (k * 6 + col) * scale, y0 + row * scale
+            for r = lt.max(py, 0), lt.min(py + scale, H) - 1 do
+              for c = lt.max(px, 0), lt.min(px + scale, W) - 1 do cv[r][c] = color end
+            end
+          end
+        end
+      end
+    end
+  end
+end
+
+return K
+]]
+
+local K
+-- The kernel builders (each returns a function for lt.kernel).
+function M.builders()
+  if K then return K end
+  local sources = package.loaded["lattice.sources"]
+  if type(sources) ~= "table" then
+    sources = {}
+    package.loaded["lattice.sources"] = sources
+  end
+  sources[CHUNK] = SRC
+  K = assert(load(SRC, CHUNK, "t"))(require "lattice")
+  return K
+end
+
+return M
