@@ -1,7 +1,12 @@
 /*
 ** env_api.c -- core.env(): the environment settings (src/program/env.c, the
-** only place that reads them) as a table for the Lua side of lt.init.
+** only place that reads them) as a table for the Lua side of lt.init; and
+** what the process runs in: core.isatty(fd), core.now() (progress lines of
+** lt.compile and lattice.example).
 */
+#include <time.h>
+#include <unistd.h>
+
 #include "lang.h"
 #include "program/env.h"
 
@@ -38,7 +43,22 @@ static int l_env(lua_State *L) {
   return 1;
 }
 
+/* core.isatty(fd) -> whether file descriptor fd (1: stdout, 2: stderr) is a terminal */
+static int l_isatty(lua_State *L) {
+  lua_Integer fd = luaL_checkinteger(L, 1);
+  lua_pushboolean(L, fd >= 0 && fd <= 1024 && isatty((int)fd));
+  return 1;
+}
+
+/* core.now() -> seconds on a monotonic wall clock (os.clock() is CPU time summed over threads) */
+static int l_now(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
+  return 1;
+}
+
 void lang_open_env(lua_State *L) {
-  static const luaL_Reg fns[] = {{"env", l_env}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"env", l_env}, {"isatty", l_isatty}, {"now", l_now}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -488,11 +488,23 @@ do
   lt.assert = bm.assert
 end
 
--- lt.compile(k1, k2, ...): every kernel traced now and compiled in the
--- background, all at once (kernel.lua, K:compile)
+-- lt.compile(k1, k2, ...): every kernel traced now, their machine code made
+-- on other threads all at once (kernel.lua, K:compile); returns when all are
+-- ready. Once it has taken longer than lt.compile_notice(seconds) says
+-- (default 1; math.huge: never), one line on stderr says what it is at:
+-- rewritten in place on a terminal and ended with the total time, printed
+-- once otherwise.
+local compile_notice_s = 1
+function lt.compile_notice(seconds)
+  if type(seconds) ~= "number" or not (seconds >= 0) then
+    state.raise(("lt.compile_notice: expected a number of seconds (0 or more), got %s"):format(tostring(seconds)))
+  end
+  compile_notice_s = seconds
+end
 function lt.compile(...)
   local kernel = require "lattice.kernel"
-  for i = 1, select("#", ...) do
+  local n, names = select("#", ...), {}
+  for i = 1, n do
     local k = select(i, ...)
     if getmetatable(k) ~= kernel.Kernel then
       state.raise(("lt.compile: argument %d is not a kernel (lt.kernel(...)), got %s"):format(i, type(k)))
@@ -502,7 +514,29 @@ function lt.compile(...)
 end
 
 -- gradients: lt.tape, lt.clear_grads (autodiff.lua, docs/autodiff.md)
+  end
+  local t0, tty, shown = core.now(), core.isatty(2), false
+  local function notice(what, i)
+    local dt = core.now() - t0
+    if dt < compile_notice_s or (shown and not tty) then return end
+    io.stderr:write(("%slattice: lt.compile: %s (%d of %d kernels%s) after %.1f s%s"):format(tty and "\r" or "",
+      what, i, n, #names == n and ": " .. table.concat(names, ", ") or "", dt, tty and "\27[K" or "\n"))
+    shown = true
+  end
+  for i = 1, n do
+    notice("tracing", i)
+    local k = select(i, ...)
 function lt.tape(fn) ensure_init(); return require("lattice.autodiff").tape(fn) end
+    names[i] = k.name
+  end
+  for i = 1, n do                  -- waits for each in turn; the others go on being made meanwhile
+    local k = select(i, ...)
+    notice("machine code of " .. names[i], i)
+    for _, ck in pairs(k.cache) do core.compiled_wait(ck) end
+  end
+  if shown and tty then
+    io.stderr:write(("\rlattice: lt.compile: %d kernels ready in %.1f s (%s)\27[K\n")
+      :format(n, core.now() - t0, table.concat(names, ", ")))
 function lt.clear_grads(...) return require("lattice.autodiff").clear_grads(...) end
 
 -- lt.aot.module{...}: AOT modules (aot.lua, docs/aot.md)
