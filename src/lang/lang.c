@@ -89,6 +89,9 @@ int luaopen_lattice(lua_State *L) {
   lang_open_embed(L);
   lang_open_env(L);
   lang_open_profile(L);
+#ifdef LT_HAVE_SDL2
+  lang_open_gui(L);                 /* core.gui; nil without SDL2 (lattice.gui says so) */
+#endif
   lua_pushliteral(L, LT_VERSION);   /* lt.version, lt.version_num (init.lua) */
   lua_setfield(L, -2, "version");
   lua_pushinteger(L, LT_VERSION_NUM);

@@ -44,6 +44,9 @@ void lang_open_embed(lua_State *L);     /* embed.c: lt.export, core.host_config 
 void lang_open_env(lua_State *L);       /* env_api.c */
 void lang_open_profile(lua_State *L);   /* profile_api.c: lt.profiler's records */
 void lang_open_aot(lua_State *L);       /* aot_api.c: lt.aot.module's saving */
+#ifdef LT_HAVE_SDL2
+void lang_open_gui(lua_State *L);       /* gui_sdl.c: core.gui, windows through SDL2 */
+#endif
 
 /* embed.c: the program lt.init takes in a state made by the C API
 ** (lattice_lua.h), with lt.init's fma and fast_math: *hosted false when the

@@ -1,0 +1,514 @@
+/*
+** gui_sdl.c -- core.gui: windows through SDL2 for lattice.gui (stdlib/lattice/gui.lua).
+** Built only when CMake finds SDL2 (LT_HAVE_SDL2); without it core.gui is nil.
+**
+**   gui.open(title, w, h, {vsync =, hidden =}) -> win | nil, message
+**   win:present(nd)     nd: lt.ndarray(lt.u32, {h, w}) of 0xAARRGGBB, row 0 the top row;
+**                       one copy into a streaming texture (from a host view of
+**                       device memory when the array lives on a GPU), then presented
+**   win:events()        -> the events since the last call, in order (see push_event)
+**   win:key_down(name)  -> bool; win:mouse() -> x, y (pixels, y from the top)
+**   win:push_event(ev)  ev as events() returns them, through SDL_PushEvent (tests)
+**   win:read_pixels()   -> the presented frame, w*h*4 bytes, ARGB8888 (little-endian
+**                       words 0xFFRRGGBB: alpha is always opaque), rows top first
+**   win:size() -> w, h; win:close() (idempotent; also __gc and __close)
+**
+** Events: {type = "key_down"|"key_up", key = NAME} (SDL's key names in lower
+** case: "a", "space", "escape", "return", "left", ...), {type = "mouse_move",
+** x =, y =}, {type = "mouse_down"|"mouse_up", button = 1|2|3, x =, y =},
+** {type = "quit"} (the window was closed). SDL has one event queue for the
+** process: whatever window polls it hands every event to the open window it
+** names (a ring of QCAP per window, the oldest dropped), so windows never take
+** each other's events. key_down and mouse answer from the events seen, so an
+** injected event counts like a real one.
+**
+** Every misuse (a closed window, an ndarray of the wrong type or shape, a bad
+** event) raises a Lua error at the user's line naming what was wrong.
+*/
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <SDL.h>
+
+#include "lang.h"
+
+#define GUI_WINDOW "lattice.gui.window"
+#define QCAP 4096
+#define MAX_SIDE 16384
+
+typedef struct gui_win gui_win;
+struct gui_win {
+  SDL_Window *win;                 /* NULL once closed */
+  SDL_Renderer *ren;
+  SDL_Texture *tex;
+  Uint32 id;                       /* SDL's window id */
+  int w, h;
+  SDL_Event *q;                    /* the ring of this window's events */
+  int qhead, qlen;
+  bool keys[SDL_NUM_SCANCODES];    /* held, from the events seen */
+  int mx, my;
+  gui_win *next;                   /* the open windows */
+};
+
+static gui_win *open_wins;
+
+/* ---- the event queue, shared by the process ---- */
+
+static gui_win *find_win(Uint32 id) {
+  for (gui_win *g = open_wins; g; g = g->next)
+    if (g->id == id) return g;
+  return NULL;
+}
+
+static void enqueue(gui_win *g, const SDL_Event *e) {
+  if (g->qlen == QCAP) {           /* nobody polls: drop the oldest */
+    g->qhead = (g->qhead + 1) % QCAP;
+    g->qlen--;
+  }
+  g->q[(g->qhead + g->qlen) % QCAP] = *e;
+  g->qlen++;
+}
+
+/* Hands every pending SDL event to the window it names; the state key_down
+** and mouse answer from follows. */
+static void pump(void) {
+  SDL_Event e;
+  while (SDL_PollEvent(&e)) {
+    gui_win *g = NULL;
+    switch (e.type) {
+      case SDL_KEYDOWN:
+      case SDL_KEYUP:
+        if ((g = find_win(e.key.windowID)) != NULL && e.key.keysym.scancode < SDL_NUM_SCANCODES)
+          g->keys[e.key.keysym.scancode] = e.type == SDL_KEYDOWN;
+        break;
+      case SDL_MOUSEMOTION:
+        if ((g = find_win(e.motion.windowID)) != NULL) g->mx = e.motion.x, g->my = e.motion.y;
+        break;
+      case SDL_MOUSEBUTTONDOWN:
+      case SDL_MOUSEBUTTONUP:
+        if ((g = find_win(e.button.windowID)) != NULL) g->mx = e.button.x, g->my = e.button.y;
+        break;
+      case SDL_WINDOWEVENT:
+        if (e.window.event == SDL_WINDOWEVENT_CLOSE) g = find_win(e.window.windowID);
+        break;
+      case SDL_QUIT:               /* the last window closed, or a signal: every window's */
+        for (gui_win *w = open_wins; w; w = w->next) enqueue(w, &e);
+        break;
+      default:
+        break;
+    }
+    if (g) enqueue(g, &e);
+  }
+}
+
+/* ---- the window userdata ---- */
+
+static gui_win *to_win(lua_State *L, int idx, const char *what) {
+  gui_win *g = luaL_testudata(L, idx, GUI_WINDOW);
+  if (!g) {
+    lang_error(L, "%s: expected a window (from gui.open), got %s", what, luaL_typename(L, idx));
+    return NULL;
+  }
+  if (!g->win) lang_error(L, "%s: the window is closed", what);
+  return g;
+}
+
+static void close_win(gui_win *g) {
+  if (!g->win) return;
+  for (gui_win **p = &open_wins; *p; p = &(*p)->next)
+    if (*p == g) {
+      *p = g->next;
+      break;
+    }
+  SDL_DestroyTexture(g->tex);
+  SDL_DestroyRenderer(g->ren);
+  SDL_DestroyWindow(g->win);
+  g->win = NULL, g->ren = NULL, g->tex = NULL;
+  free(g->q);
+  g->q = NULL;
+  SDL_QuitSubSystem(SDL_INIT_VIDEO);   /* counted: the last window's close shuts video down */
+}
+
+static int l_close(lua_State *L) {
+  gui_win *g = luaL_checkudata(L, 1, GUI_WINDOW);
+  close_win(g);
+  return 0;
+}
+
+static int l_tostring(lua_State *L) {
+  gui_win *g = luaL_checkudata(L, 1, GUI_WINDOW);
+  if (g->win) lua_pushfstring(L, "gui window %dx%d '%s'", g->w, g->h, SDL_GetWindowTitle(g->win));
+  else lua_pushliteral(L, "gui window (closed)");
+  return 1;
+}
+
+static bool opt_bool(lua_State *L, int t, const char *k) {
+  if (lua_isnoneornil(L, t)) return false;
+  lua_getfield(L, t, k);
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    lang_error(L, "gui.open: option '%s' must be a boolean, got %s", k, luaL_typename(L, -1));
+  bool v = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+static int check_side(lua_State *L, int idx, const char *which) {
+  int isint = 0;
+  lua_Integer n = lua_tointegerx(L, idx, &isint);
+  if (!isint || n < 1 || n > MAX_SIDE)
+    lang_error(L, "gui.open: the %s must be an integer from 1 to %d, got %s", which, MAX_SIDE,
+               luaL_tolstring(L, idx, NULL));
+  return (int)n;
+}
+
+/* gui.open(title, w, h, opts) -> win | nil, message */
+static int l_open(lua_State *L) {
+  if (lua_type(L, 1) != LUA_TSTRING)
+    return lang_error(L, "gui.open: the title must be a string, got %s", luaL_typename(L, 1));
+  const char *title = lua_tostring(L, 1);
+  int w = check_side(L, 2, "width"), h = check_side(L, 3, "height");
+  if (!lua_isnoneornil(L, 4) && !lua_istable(L, 4))
+    return lang_error(L, "gui.open: the options must be a table, got %s", luaL_typename(L, 4));
+  if (!lua_isnoneornil(L, 4)) {
+    for (lua_pushnil(L); lua_next(L, 4); lua_pop(L, 1))
+      if (lua_type(L, -2) != LUA_TSTRING || (strcmp(lua_tostring(L, -2), "vsync") != 0 &&
+                                              strcmp(lua_tostring(L, -2), "hidden") != 0))
+        return lang_error(L, "gui.open: unknown option '%s' (vsync, hidden)", luaL_tolstring(L, -2, NULL));
+  }
+  bool vsync = opt_bool(L, 4, "vsync"), hidden = opt_bool(L, 4, "hidden");
+
+  gui_win *g = lua_newuserdatauv(L, sizeof *g, 0);
+  memset(g, 0, sizeof *g);
+  luaL_setmetatable(L, GUI_WINDOW);
+  g->q = malloc(QCAP * sizeof *g->q);
+  if (!g->q) return luaL_error(L, "gui.open: out of memory");
+
+  /* Ctrl-C keeps ending the script (SDL would turn it into a quit event) */
+  SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1");
+  /* a display or nothing: SDL would otherwise fall back to its invisible
+  ** "offscreen" driver (SDL_VIDEODRIVER, when set, still decides) */
+  SDL_SetHintWithPriority(SDL_HINT_VIDEODRIVER, "x11,wayland", SDL_HINT_DEFAULT);
+  if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "no display (SDL: %s); set DISPLAY, or run under Xvfb "
+                       "(xvfb-run -a lattice script.lua)", SDL_GetError());
+    free(g->q);
+    g->q = NULL;
+    return 2;
+  }
+  const char *step = "SDL_CreateWindow";
+  g->win = SDL_CreateWindow(title, SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED, w, h,
+                            hidden ? SDL_WINDOW_HIDDEN : SDL_WINDOW_SHOWN);
+  if (g->win) {
+    step = "SDL_CreateRenderer";
+    Uint32 sync = vsync ? SDL_RENDERER_PRESENTVSYNC : 0;
+    g->ren = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_ACCELERATED | sync);
+    if (!g->ren) g->ren = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_SOFTWARE | sync);
+  }
+  if (g->ren) {
+    step = "SDL_CreateTexture";
+    g->tex = SDL_CreateTexture(g->ren, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_STREAMING, w, h);
+  }
+  if (!g->tex) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s failed: %s", step, SDL_GetError());
+    if (g->ren) SDL_DestroyRenderer(g->ren);
+    if (g->win) SDL_DestroyWindow(g->win);
+    g->win = NULL, g->ren = NULL;
+    free(g->q);
+    g->q = NULL;
+    SDL_QuitSubSystem(SDL_INIT_VIDEO);
+    return 2;
+  }
+  SDL_SetTextureBlendMode(g->tex, SDL_BLENDMODE_NONE);
+  g->id = SDL_GetWindowID(g->win);
+  g->w = w, g->h = h;
+  g->next = open_wins;
+  open_wins = g;
+  /* black until the first present, so read_pixels never sees garbage */
+  void *pixels;
+  int pitch;
+  if (SDL_LockTexture(g->tex, NULL, &pixels, &pitch) == 0) {
+    for (int y = 0; y < h; y++) memset((char *)pixels + (size_t)y * pitch, 0, (size_t)w * 4);
+    SDL_UnlockTexture(g->tex);
+  }
+  SDL_RenderClear(g->ren);
+  SDL_RenderCopy(g->ren, g->tex, NULL, NULL);
+  SDL_RenderPresent(g->ren);
+  return 1;
+}
+
+static int l_size(lua_State *L) {
+  gui_win *g = to_win(L, 1, "win:size");
+  lua_pushinteger(L, g->w);
+  lua_pushinteger(L, g->h);
+  return 2;
+}
+
+/* The prog_ndarray of an lt.ndarray (a table holding the userdata in _ud)
+** or of the userdata itself; NULL when idx is neither. */
+static prog_ndarray *arg_ndarray(lua_State *L, int idx) {
+  prog_ndarray *a = lang_to_ndarray(L, idx);
+  if (a || !lua_istable(L, idx)) return a;
+  lua_pushliteral(L, "_ud");
+  lua_rawget(L, idx);
+  a = lang_to_ndarray(L, -1);
+  lua_pop(L, 1);
+  return a;
+}
+
+static void describe_ndarray(luaL_Buffer *b, const prog_ndarray *a) {
+  luaL_addstring(b, "lt.ndarray(lt.");
+  luaL_addstring(b, ir_type_name(a->dtype));
+  luaL_addstring(b, ", {");
+  for (int i = 0; i < a->ndim; i++) {
+    char n[32];
+    snprintf(n, sizeof n, "%s%lld", i ? ", " : "", (long long)a->shape[i]);
+    luaL_addstring(b, n);
+  }
+  luaL_addstring(b, "})");
+}
+
+/* win:present(nd) */
+static int l_present(lua_State *L) {
+  gui_win *g = to_win(L, 1, "win:present");
+  prog_ndarray *a = arg_ndarray(L, 2);
+  if (!a)
+    return lang_error(L, "win:present: expected an lt.ndarray(lt.u32, {%d, %d}) (height, width) of 0xAARRGGBB "
+                         "pixels, got %s", g->h, g->w, luaL_typename(L, 2));
+  if (a->dtype != IR_u32 || a->ndim != 2 || a->shape[0] != g->h || a->shape[1] != g->w) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    describe_ndarray(&b, a);
+    luaL_pushresult(&b);
+    return lang_error(L, "win:present: expected an lt.ndarray(lt.u32, {%d, %d}) (height, width) of 0xAARRGGBB "
+                         "pixels, got an %s", g->h, g->w, lua_tostring(L, -1));
+  }
+  char err[256];
+  if (!a->data || !prog_ndarray_usable(a, err, sizeof err))
+    return lang_error(L, "win:present: the ndarray's memory is gone (%s)", a->data ? err : "freed");
+  size_t n = (size_t)g->w * (size_t)g->h * 4;
+  jit_backend *be = prog_ndarray_backend(a);
+  const char *view = lang_mem_stage(L, be, a->data, n, true, "ndarray", NULL);
+  if (!view) return lang_raise(L);
+  int box = lua_gettop(L);
+  void *pixels;
+  int pitch;
+  bool ok = SDL_LockTexture(g->tex, NULL, &pixels, &pitch) == 0;
+  if (ok) {
+    size_t row = (size_t)g->w * 4;
+    if ((size_t)pitch == row) memcpy(pixels, view, n);
+    else
+      for (int y = 0; y < g->h; y++) memcpy((char *)pixels + (size_t)y * pitch, view + y * row, row);
+    SDL_UnlockTexture(g->tex);
+  }
+  if (!lang_mem_unstage(L, be, box, a->data, n, false, "ndarray", NULL)) return lang_raise(L);
+  if (!ok) return lang_error(L, "win:present: SDL_LockTexture failed: %s", SDL_GetError());
+  SDL_RenderClear(g->ren);
+  SDL_RenderCopy(g->ren, g->tex, NULL, NULL);
+  SDL_RenderPresent(g->ren);
+  pump();                          /* keeps the window answering its window manager */
+  return 0;
+}
+
+/* win:read_pixels() -> string: the texture drawn 1:1 into the back buffer and read */
+static int l_read_pixels(lua_State *L) {
+  gui_win *g = to_win(L, 1, "win:read_pixels");
+  int ow, oh;
+  if (SDL_GetRendererOutputSize(g->ren, &ow, &oh) != 0)
+    return lang_error(L, "win:read_pixels: SDL_GetRendererOutputSize failed: %s", SDL_GetError());
+  if (ow < g->w || oh < g->h)
+    return lang_error(L, "win:read_pixels: the window's drawable is %dx%d, smaller than its %dx%d frame", ow, oh,
+                      g->w, g->h);
+  size_t n = (size_t)g->w * (size_t)g->h * 4;
+  luaL_Buffer b;
+  Uint32 *px = (Uint32 *)luaL_buffinitsize(L, &b, n);
+  SDL_Rect r = {0, 0, g->w, g->h};
+  SDL_RenderClear(g->ren);
+  SDL_RenderCopy(g->ren, g->tex, NULL, &r);
+  if (SDL_RenderReadPixels(g->ren, &r, SDL_PIXELFORMAT_ARGB8888, px, g->w * 4) != 0)
+    return lang_error(L, "win:read_pixels: SDL_RenderReadPixels failed: %s", SDL_GetError());
+  for (size_t i = 0; i < n / 4; i++) px[i] = SDL_SwapLE32(px[i] | 0xFF000000u);
+  luaL_pushresultsize(&b, n);
+  return 1;
+}
+
+/* "Left Shift" -> "left shift" */
+static void push_key_name(lua_State *L, SDL_Keycode k) {
+  const char *s = SDL_GetKeyName(k);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (; *s; s++) luaL_addchar(&b, (char)tolower((unsigned char)*s));
+  luaL_pushresult(&b);
+}
+
+static void set_int(lua_State *L, const char *k, int v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, k);
+}
+
+/* Pushes the Lua table of e; false (nothing pushed) for events not reported. */
+static bool push_event(lua_State *L, const SDL_Event *e) {
+  const char *type;
+  switch (e->type) {
+    case SDL_KEYDOWN: type = "key_down"; break;
+    case SDL_KEYUP: type = "key_up"; break;
+    case SDL_MOUSEMOTION: type = "mouse_move"; break;
+    case SDL_MOUSEBUTTONDOWN: type = "mouse_down"; break;
+    case SDL_MOUSEBUTTONUP: type = "mouse_up"; break;
+    case SDL_WINDOWEVENT:
+    case SDL_QUIT: type = "quit"; break;
+    default: return false;
+  }
+  lua_createtable(L, 0, 4);
+  lua_pushstring(L, type);
+  lua_setfield(L, -2, "type");
+  switch (e->type) {
+    case SDL_KEYDOWN:
+    case SDL_KEYUP:
+      push_key_name(L, e->key.keysym.sym);
+      lua_setfield(L, -2, "key");
+      break;
+    case SDL_MOUSEMOTION:
+      set_int(L, "x", e->motion.x);
+      set_int(L, "y", e->motion.y);
+      break;
+    case SDL_MOUSEBUTTONDOWN:
+    case SDL_MOUSEBUTTONUP:
+      set_int(L, "button", e->button.button);
+      set_int(L, "x", e->button.x);
+      set_int(L, "y", e->button.y);
+      break;
+  }
+  return true;
+}
+
+/* win:events() -> {ev, ...}; one quit at most per call */
+static int l_events(lua_State *L) {
+  gui_win *g = to_win(L, 1, "win:events");
+  pump();
+  lua_createtable(L, g->qlen, 0);
+  int n = 0;
+  bool quit = false;
+  for (; g->qlen > 0; g->qhead = (g->qhead + 1) % QCAP, g->qlen--) {
+    const SDL_Event *e = &g->q[g->qhead];
+    bool is_quit = e->type == SDL_QUIT || e->type == SDL_WINDOWEVENT;
+    if (is_quit && quit) continue;
+    if (push_event(L, e)) {
+      lua_rawseti(L, -2, ++n);
+      quit = quit || is_quit;
+    }
+  }
+  return 1;
+}
+
+static SDL_Keycode check_key(lua_State *L, int idx, const char *what) {
+  if (lua_type(L, idx) != LUA_TSTRING)
+    lang_error(L, "%s: the key must be a name such as \"space\" or \"a\", got %s", what, luaL_typename(L, idx));
+  SDL_Keycode k = SDL_GetKeyFromName(lua_tostring(L, idx));
+  if (k == SDLK_UNKNOWN)
+    lang_error(L, "%s: unknown key '%s' (SDL's key names in lower case: \"a\", \"space\", \"escape\", "
+                  "\"return\", \"left\", ...)", what, lua_tostring(L, idx));
+  return k;
+}
+
+/* win:key_down(name) -> bool */
+static int l_key_down(lua_State *L) {
+  gui_win *g = to_win(L, 1, "win:key_down");
+  SDL_Scancode sc = SDL_GetScancodeFromKey(check_key(L, 2, "win:key_down"));
+  pump();
+  lua_pushboolean(L, sc > SDL_SCANCODE_UNKNOWN && sc < SDL_NUM_SCANCODES && g->keys[sc]);
+  return 1;
+}
+
+/* win:mouse() -> x, y */
+static int l_mouse(lua_State *L) {
+  gui_win *g = to_win(L, 1, "win:mouse");
+  pump();
+  lua_pushinteger(L, g->mx);
+  lua_pushinteger(L, g->my);
+  return 2;
+}
+
+static int field_int(lua_State *L, int t, const char *k, const char *what, const char *type) {
+  lua_getfield(L, t, k);
+  int isint = 0;
+  lua_Integer v = lua_tointegerx(L, -1, &isint);
+  if (!isint || v < INT32_MIN || v > INT32_MAX)
+    lang_error(L, "%s: a '%s' event needs an integer %s, got %s", what, type, k, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return (int)v;
+}
+
+/* win:push_event({type =, ...}) */
+static int l_push_event(lua_State *L) {
+  const char *what = "win:push_event";
+  gui_win *g = to_win(L, 1, what);
+  if (!lua_istable(L, 2)) return lang_error(L, "%s: expected an event table, got %s", what, luaL_typename(L, 2));
+  lua_getfield(L, 2, "type");
+  const char *type = lua_tostring(L, -1);
+  if (lua_type(L, -1) != LUA_TSTRING) type = "";
+  SDL_Event e;
+  memset(&e, 0, sizeof e);
+  e.common.timestamp = SDL_GetTicks();
+  if (!strcmp(type, "key_down") || !strcmp(type, "key_up")) {
+    bool down = type[4] == 'd';
+    lua_getfield(L, 2, "key");
+    SDL_Keycode k = check_key(L, -1, what);
+    e.type = down ? SDL_KEYDOWN : SDL_KEYUP;
+    e.key.windowID = g->id;
+    e.key.state = down ? SDL_PRESSED : SDL_RELEASED;
+    e.key.keysym.sym = k;
+    e.key.keysym.scancode = SDL_GetScancodeFromKey(k);
+  } else if (!strcmp(type, "mouse_move")) {
+    e.type = SDL_MOUSEMOTION;
+    e.motion.windowID = g->id;
+    e.motion.x = field_int(L, 2, "x", what, type);
+    e.motion.y = field_int(L, 2, "y", what, type);
+  } else if (!strcmp(type, "mouse_down") || !strcmp(type, "mouse_up")) {
+    bool down = type[6] == 'd';
+    int button = field_int(L, 2, "button", what, type);
+    if (button < 1 || button > 3)
+      return lang_error(L, "%s: the button must be 1, 2 or 3 (left, middle, right), got %d", what, button);
+    e.type = down ? SDL_MOUSEBUTTONDOWN : SDL_MOUSEBUTTONUP;
+    e.button.windowID = g->id;
+    e.button.button = (Uint8)button;
+    e.button.state = down ? SDL_PRESSED : SDL_RELEASED;
+    e.button.clicks = 1;
+    e.button.x = field_int(L, 2, "x", what, type);
+    e.button.y = field_int(L, 2, "y", what, type);
+  } else if (!strcmp(type, "quit")) {
+    e.type = SDL_WINDOWEVENT;
+    e.window.event = SDL_WINDOWEVENT_CLOSE;
+    e.window.windowID = g->id;
+  } else {
+    return lang_error(L, "%s: unknown event type %s (key_down, key_up, mouse_move, mouse_down, mouse_up, quit)",
+                      what, luaL_tolstring(L, -1, NULL));
+  }
+  if (SDL_PushEvent(&e) < 0) return lang_error(L, "%s: SDL_PushEvent failed: %s", what, SDL_GetError());
+  return 0;
+}
+
+void lang_open_gui(lua_State *L) {
+  static const luaL_Reg methods[] = {
+    {"present", l_present},   {"events", l_events}, {"key_down", l_key_down},
+    {"mouse", l_mouse},       {"push_event", l_push_event}, {"read_pixels", l_read_pixels},
+    {"size", l_size},         {"close", l_close},   {NULL, NULL}};
+  if (luaL_newmetatable(L, GUI_WINDOW)) {
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, l_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, l_close);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, l_tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_pushcfunction(L, l_open);
+  lua_setfield(L, -2, "open");
+  lua_setfield(L, -2, "gui");
+}

@@ -1,0 +1,84 @@
+#!/bin/bash
+# lattice.gui's SDL2 window binding (src/lang/gui_sdl.c) on a real X server:
+# starts an Xvfb on a free display (-displayfd) and runs gui_window.lua there
+# (frames read back pixel for pixel, injected events, misuse, lattice.gui's
+# window against its headless PNG), with SDL's default renderer and with its
+# software one, and once with the ndarray in (mock) device memory; then checks
+# that without a display core.gui.open returns nil and a message.
+# Skipped (77) only when Lattice was built without SDL2.
+# Under AddressSanitizer, LeakSanitizer reads lib/gui_lsan.supp (the X11,
+# Mesa and SDL libraries' own allocations at exit), for this test only.
+# Usage: gui_window.sh LATTICE
+set -u
+. "$(dirname "$0")/lib/check.sh" "$1"
+here=$(cd "$(dirname "$0")" && pwd)
+
+if ! "$LATTICE" -e 'os.exit(require("lattice.core").gui and 0 or 77)'; then
+  echo "skipped: Lattice was built without SDL2 (libsdl2-dev)"
+  exit 77
+fi
+case "${LT_HOST_CFLAGS:-}" in
+  *sanitize*) export LSAN_OPTIONS="suppressions=$here/lib/gui_lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}" ;;
+esac
+
+XVFB=$(command -v Xvfb || true)
+if [ -z "$XVFB" ]; then
+  echo "FAIL Xvfb is not installed (Debian: xvfb; ./setup.sh installs it): the window test cannot run"
+  exit 1
+fi
+xvfb_pid=
+cleanup() {
+  [ -z "$xvfb_pid" ] || kill "$xvfb_pid" 2> /dev/null
+  [ -z "$xvfb_pid" ] || wait "$xvfb_pid" 2> /dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+# Xvfb picks a free display number itself and writes it to fd 3
+"$XVFB" -displayfd 3 -screen 0 1280x1024x24 -nolisten tcp 3> "$tmp/display" 2> "$tmp/xvfb.log" &
+xvfb_pid=$!
+for _ in $(seq 100); do
+  [ -s "$tmp/display" ] && break
+  kill -0 "$xvfb_pid" 2> /dev/null || break
+  sleep 0.1
+done
+if [ ! -s "$tmp/display" ]; then
+  echo "FAIL Xvfb did not start:"
+  cat "$tmp/xvfb.log"
+  exit 1
+fi
+export DISPLAY=:$(head -1 "$tmp/display")
+echo "Xvfb on $DISPLAY"
+
+run() {  # run NAME [ENV...]: gui_window.lua under ENV must print "done"
+  local name=$1
+  shift
+  mkdir -p "$tmp/$name"
+  env GUI_TEST_OUT="$tmp/$name" "$@" "${EXE:-$LATTICE}" "$here/gui_window.lua" > "$tmp/$name.log" 2>&1
+  local rc=$?
+  if [ $rc -eq 0 ] && [ "$(tail -1 "$tmp/$name.log")" = "done" ]; then
+    echo "ok   $name ($(grep -c '^ok' "$tmp/$name.log") checks)"
+    grep '^note:' "$tmp/$name.log"
+  else
+    echo "FAIL $name (exit $rc):"
+    cat "$tmp/$name.log"
+    fails=$((fails + 1))
+  fi
+}
+run "window, SDL's default renderer"
+run "window, SDL's software renderer" SDL_RENDER_DRIVER=software
+# lt.ndarray in device memory (present() stages one host copy): the CUDA
+# backend against the mock driver, whose kernels lattice-mockgpu runs on the host
+mockgpu=$(dirname "$LATTICE")/lattice-mockgpu
+if [ -n "${LT_MOCK_CUDA_DRIVER:-}" ] && [ -f "$LT_MOCK_CUDA_DRIVER" ] && [ -x "$mockgpu" ]; then
+  EXE=$mockgpu run "window, ndarrays in (mock) device memory" LT_ARCH=cuda LT_CUDA_DRIVER="$LT_MOCK_CUDA_DRIVER" \
+    LT_MOCK_CUDA_GUARD=1
+fi
+
+cat > "$tmp/nodisplay.lua" <<'LUA'
+local win, err = require("lattice.core").gui.open("t", 8, 8)
+print(win, err)
+LUA
+check "no display: nil and why" \
+  "nil	no display (SDL: x11,wayland not available); set DISPLAY, or run under Xvfb (xvfb-run -a lattice script.lua)" \
+  "$(env -u DISPLAY -u WAYLAND_DISPLAY -u SDL_VIDEODRIVER XDG_RUNTIME_DIR="$tmp" "$LATTICE" "$tmp/nodisplay.lua" 2>&1)"
+finish
