@@ -15,7 +15,8 @@ cd "$ROOT"
 JOBS=$(nproc 2>/dev/null || echo 2)
 BUILD=${LT_BUILD:-build}
 BUILD_ASAN=${LT_BUILD_ASAN:-build-asan}
-PACKAGES=(cmake gcc g++ pkg-config llvm-19-dev clang-19 llvm-19-tools libclang-rt-19-dev liblua5.4-dev lua5.4 libedit-dev libpng-dev)
+PACKAGES=(cmake gcc g++ pkg-config llvm-19-dev clang-19 llvm-19-tools libclang-rt-19-dev liblua5.4-dev lua5.4 libedit-dev libpng-dev
+  libsdl2-dev xvfb xauth)   # SDL2: lattice.gui's windows; Xvfb: the window test (tests/cli/gui_window.sh)
 
 usage() {
   echo "usage: ./setup.sh example   build, run examples/julia.lua, say where the images are"
