@@ -4,8 +4,10 @@
 **
 **   gui.open(title, w, h, {vsync =, hidden =}) -> win | nil, message
 **   win:present(nd)     nd: lt.ndarray(lt.u32, {h, w}) of 0xAARRGGBB, row 0 the top row;
-**                       one copy into a streaming texture (from a host view of
-**                       device memory when the array lives on a GPU), then presented
+**                       one copy (from a host view of device memory when the
+**                       array lives on a GPU) into the window's framebuffer
+**                       (SDL_GetWindowSurface), or with vsync into a streaming
+**                       texture that a renderer presents at the display's rate
 **   win:events()        -> the events since the last call, in order (see push_event)
 **   win:key_down(name)  -> bool; win:mouse() -> x, y (pixels, y from the top)
 **   win:push_event(ev)  ev as events() returns them, through SDL_PushEvent (tests)
@@ -41,8 +43,8 @@
 typedef struct gui_win gui_win;
 struct gui_win {
   SDL_Window *win;                 /* NULL once closed */
-  SDL_Renderer *ren;
-  SDL_Texture *tex;
+  SDL_Renderer *ren;               /* with vsync: a renderer and a streaming texture; */
+  SDL_Texture *tex;                /* without: NULL, the window's own framebuffer */
   Uint32 id;                       /* SDL's window id */
   int w, h;
   SDL_Event *q;                    /* the ring of this window's events */
@@ -122,8 +124,8 @@ static void close_win(gui_win *g) {
       *p = g->next;
       break;
     }
-  SDL_DestroyTexture(g->tex);
-  SDL_DestroyRenderer(g->ren);
+  if (g->tex) SDL_DestroyTexture(g->tex);
+  if (g->ren) SDL_DestroyRenderer(g->ren);
   SDL_DestroyWindow(g->win);
   g->win = NULL, g->ren = NULL, g->tex = NULL;
   free(g->q);
@@ -161,6 +163,39 @@ static int check_side(lua_State *L, int idx, const char *which) {
     lang_error(L, "gui.open: the %s must be an integer from 1 to %d, got %s", which, MAX_SIDE,
                luaL_tolstring(L, idx, NULL));
   return (int)n;
+}
+
+/* Copies the frame (w*h ARGB8888 words, rows top first; NULL: black) into
+** the window and presents it; false with SDL's error. */
+static bool draw_frame(gui_win *g, const char *view) {
+  size_t row = (size_t)g->w * 4;
+  void *pixels;
+  int pitch;
+  if (g->ren) {
+    if (SDL_LockTexture(g->tex, NULL, &pixels, &pitch) != 0) return false;
+    for (int y = 0; y < g->h; y++)
+      if (view) memcpy((char *)pixels + (size_t)y * pitch, view + y * row, row);
+      else memset((char *)pixels + (size_t)y * pitch, 0, row);
+    SDL_UnlockTexture(g->tex);
+    SDL_RenderClear(g->ren);
+    SDL_RenderCopy(g->ren, g->tex, NULL, NULL);
+    SDL_RenderPresent(g->ren);
+    return true;
+  }
+  SDL_Surface *s = SDL_GetWindowSurface(g->win);   /* the same one until the window changes */
+  if (!s || s->w < g->w || s->h < g->h) return false;
+  if (SDL_MUSTLOCK(s) && SDL_LockSurface(s) != 0) return false;
+  Uint32 f = s->format->format;
+  bool same = f == SDL_PIXELFORMAT_ARGB8888 || f == SDL_PIXELFORMAT_RGB888;   /* alpha aside */
+  int rc = 0;
+  if (!view)
+    for (int y = 0; y < g->h; y++) memset((char *)s->pixels + (size_t)y * s->pitch, 0, row);
+  else if (same)
+    for (int y = 0; y < g->h; y++) memcpy((char *)s->pixels + (size_t)y * s->pitch, view + y * row, row);
+  else
+    rc = SDL_ConvertPixels(g->w, g->h, SDL_PIXELFORMAT_ARGB8888, view, (int)row, f, s->pixels, s->pitch);
+  if (SDL_MUSTLOCK(s)) SDL_UnlockSurface(s);
+  return rc == 0 && SDL_UpdateWindowSurface(g->win) == 0;
 }
 
 /* gui.open(title, w, h, opts) -> win | nil, message */
@@ -201,17 +236,21 @@ static int l_open(lua_State *L) {
   const char *step = "SDL_CreateWindow";
   g->win = SDL_CreateWindow(title, SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED, w, h,
                             hidden ? SDL_WINDOW_HIDDEN : SDL_WINDOW_SHOWN);
-  if (g->win) {
+  bool ok = g->win != NULL;
+  if (ok && vsync) {
     step = "SDL_CreateRenderer";
-    Uint32 sync = vsync ? SDL_RENDERER_PRESENTVSYNC : 0;
-    g->ren = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_ACCELERATED | sync);
-    if (!g->ren) g->ren = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_SOFTWARE | sync);
+    g->ren = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_ACCELERATED | SDL_RENDERER_PRESENTVSYNC);
+    if (!g->ren) g->ren = SDL_CreateRenderer(g->win, -1, SDL_RENDERER_SOFTWARE | SDL_RENDERER_PRESENTVSYNC);
+    if (g->ren) {
+      step = "SDL_CreateTexture";
+      g->tex = SDL_CreateTexture(g->ren, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_STREAMING, w, h);
+    }
+    ok = g->tex != NULL;
+  } else if (ok) {
+    step = "SDL_GetWindowSurface";
+    ok = SDL_GetWindowSurface(g->win) != NULL;
   }
-  if (g->ren) {
-    step = "SDL_CreateTexture";
-    g->tex = SDL_CreateTexture(g->ren, SDL_PIXELFORMAT_ARGB8888, SDL_TEXTUREACCESS_STREAMING, w, h);
-  }
-  if (!g->tex) {
+  if (!ok) {
     lua_pushnil(L);
     lua_pushfstring(L, "%s failed: %s", step, SDL_GetError());
     if (g->ren) SDL_DestroyRenderer(g->ren);
@@ -222,21 +261,12 @@ static int l_open(lua_State *L) {
     SDL_QuitSubSystem(SDL_INIT_VIDEO);
     return 2;
   }
-  SDL_SetTextureBlendMode(g->tex, SDL_BLENDMODE_NONE);
+  if (g->tex) SDL_SetTextureBlendMode(g->tex, SDL_BLENDMODE_NONE);
   g->id = SDL_GetWindowID(g->win);
   g->w = w, g->h = h;
   g->next = open_wins;
   open_wins = g;
-  /* black until the first present, so read_pixels never sees garbage */
-  void *pixels;
-  int pitch;
-  if (SDL_LockTexture(g->tex, NULL, &pixels, &pitch) == 0) {
-    for (int y = 0; y < h; y++) memset((char *)pixels + (size_t)y * pitch, 0, (size_t)w * 4);
-    SDL_UnlockTexture(g->tex);
-  }
-  SDL_RenderClear(g->ren);
-  SDL_RenderCopy(g->ren, g->tex, NULL, NULL);
-  SDL_RenderPresent(g->ren);
+  draw_frame(g, NULL);             /* black until the first present: read_pixels never sees garbage */
   return 1;
 }
 
@@ -294,21 +324,9 @@ static int l_present(lua_State *L) {
   const char *view = lang_mem_stage(L, be, a->data, n, true, "ndarray", NULL);
   if (!view) return lang_raise(L);
   int box = lua_gettop(L);
-  void *pixels;
-  int pitch;
-  bool ok = SDL_LockTexture(g->tex, NULL, &pixels, &pitch) == 0;
-  if (ok) {
-    size_t row = (size_t)g->w * 4;
-    if ((size_t)pitch == row) memcpy(pixels, view, n);
-    else
-      for (int y = 0; y < g->h; y++) memcpy((char *)pixels + (size_t)y * pitch, view + y * row, row);
-    SDL_UnlockTexture(g->tex);
-  }
+  bool ok = draw_frame(g, view);
   if (!lang_mem_unstage(L, be, box, a->data, n, false, "ndarray", NULL)) return lang_raise(L);
-  if (!ok) return lang_error(L, "win:present: SDL_LockTexture failed: %s", SDL_GetError());
-  SDL_RenderClear(g->ren);
-  SDL_RenderCopy(g->ren, g->tex, NULL, NULL);
-  SDL_RenderPresent(g->ren);
+  if (!ok) return lang_error(L, "win:present: SDL could not draw the frame: %s", SDL_GetError());
   pump();                          /* keeps the window answering its window manager */
   return 0;
 }
@@ -316,20 +334,32 @@ static int l_present(lua_State *L) {
 /* win:read_pixels() -> string: the texture drawn 1:1 into the back buffer and read */
 static int l_read_pixels(lua_State *L) {
   gui_win *g = to_win(L, 1, "win:read_pixels");
-  int ow, oh;
-  if (SDL_GetRendererOutputSize(g->ren, &ow, &oh) != 0)
-    return lang_error(L, "win:read_pixels: SDL_GetRendererOutputSize failed: %s", SDL_GetError());
-  if (ow < g->w || oh < g->h)
-    return lang_error(L, "win:read_pixels: the window's drawable is %dx%d, smaller than its %dx%d frame", ow, oh,
-                      g->w, g->h);
   size_t n = (size_t)g->w * (size_t)g->h * 4;
   luaL_Buffer b;
   Uint32 *px = (Uint32 *)luaL_buffinitsize(L, &b, n);
-  SDL_Rect r = {0, 0, g->w, g->h};
-  SDL_RenderClear(g->ren);
-  SDL_RenderCopy(g->ren, g->tex, NULL, &r);
-  if (SDL_RenderReadPixels(g->ren, &r, SDL_PIXELFORMAT_ARGB8888, px, g->w * 4) != 0)
-    return lang_error(L, "win:read_pixels: SDL_RenderReadPixels failed: %s", SDL_GetError());
+  if (g->ren) {                    /* the texture drawn 1:1 into the back buffer and read */
+    int ow, oh;
+    if (SDL_GetRendererOutputSize(g->ren, &ow, &oh) != 0)
+      return lang_error(L, "win:read_pixels: SDL_GetRendererOutputSize failed: %s", SDL_GetError());
+    if (ow < g->w || oh < g->h)
+      return lang_error(L, "win:read_pixels: the window's drawable is %dx%d, smaller than its %dx%d frame", ow, oh,
+                        g->w, g->h);
+    SDL_Rect r = {0, 0, g->w, g->h};
+    SDL_RenderClear(g->ren);
+    SDL_RenderCopy(g->ren, g->tex, NULL, &r);
+    if (SDL_RenderReadPixels(g->ren, &r, SDL_PIXELFORMAT_ARGB8888, px, g->w * 4) != 0)
+      return lang_error(L, "win:read_pixels: SDL_RenderReadPixels failed: %s", SDL_GetError());
+  } else {                         /* the framebuffer itself */
+    SDL_Surface *s = SDL_GetWindowSurface(g->win);
+    if (!s || s->w < g->w || s->h < g->h)
+      return lang_error(L, "win:read_pixels: the window has no framebuffer of its size: %s", SDL_GetError());
+    if (SDL_MUSTLOCK(s) && SDL_LockSurface(s) != 0)
+      return lang_error(L, "win:read_pixels: SDL_LockSurface failed: %s", SDL_GetError());
+    int rc = SDL_ConvertPixels(g->w, g->h, s->format->format, s->pixels, s->pitch, SDL_PIXELFORMAT_ARGB8888, px,
+                               g->w * 4);
+    if (SDL_MUSTLOCK(s)) SDL_UnlockSurface(s);
+    if (rc != 0) return lang_error(L, "win:read_pixels: SDL_ConvertPixels failed: %s", SDL_GetError());
+  }
   for (size_t i = 0; i < n / 4; i++) px[i] = SDL_SwapLE32(px[i] | 0xFF000000u);
   luaL_pushresultsize(&b, n);
   return 1;

@@ -21,6 +21,8 @@ local function fails(name, want, f, ...)
 end
 
 local W, H = 64, 48
+-- vsync: a renderer and a texture; without it the window's framebuffer
+local VSYNC = os.getenv("GUI_TEST_VSYNC") == "1"
 -- a frame where every pixel differs from its neighbours: R from x, G from y,
 -- B from both and the frame number
 local function pattern(frame)
@@ -49,7 +51,7 @@ local function differs(px, f, w, h)
 end
 
 lt.init {}
-local win, err = sdl.open("gui_window test", W, H, { vsync = false })
+local win, err = sdl.open("gui_window test", W, H, { vsync = VSYNC })
 check("open a window", win, err)
 local w, h = win:size()
 check("size", w == W and h == H, w .. "x" .. h)
@@ -141,8 +143,8 @@ fails("read_pixels after close", "win:read_pixels: the window is closed", win.re
 fails("events after close", "win:events: the window is closed", win.events, win)
 
 -- ---- two windows: each gets its own events
-local a = assert(sdl.open("a", 8, 8, { hidden = true }))
-local b = assert(sdl.open("b", 16, 8))
+local a = assert(sdl.open("a", 8, 8, { hidden = true, vsync = VSYNC }))
+local b = assert(sdl.open("b", 16, 8, { vsync = VSYNC }))
 a:push_event { type = "key_down", key = "x" }
 b:push_event { type = "key_down", key = "y" }
 local ea, eb = injected(a:events()), injected(b:events())
@@ -171,7 +173,7 @@ if ok and type(gui) == "table" and gui.window and gui.available then
     gw:circles(pos, { radius = 3, color = 0xFF8000 })
     gw:show()
   end
-  local gw = gui.window("gui_window lattice.gui", { N * 2, N * 2 }, { headless = false })
+  local gw = gui.window("gui_window lattice.gui", { N * 2, N * 2 }, { headless = false, vsync = VSYNC })
   check("gui.window opens a window", gw.mode == "window", gw.mode)
   draw(gw)
   local canvas = core.ndarray_to_list(gw.canvas._ud)   -- flat, row-major

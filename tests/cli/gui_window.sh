@@ -2,8 +2,9 @@
 # lattice.gui's SDL2 window binding (src/lang/gui_sdl.c) on a real X server:
 # starts an Xvfb on a free display (-displayfd) and runs gui_window.lua there
 # (frames read back pixel for pixel, injected events, misuse, lattice.gui's
-# window against its headless PNG), with SDL's default renderer and with its
-# software one, and once with the ndarray in (mock) device memory; then checks
+# window against its headless PNG), drawing into the window's framebuffer
+# (vsync off), through SDL's default renderer and its software one (vsync
+# on), and once with the ndarrays in (mock) device memory; then checks
 # that without a display core.gui.open returns nil and a message.
 # Skipped (77) only when Lattice was built without SDL2.
 # Under AddressSanitizer, LeakSanitizer reads lib/gui_lsan.supp (the X11,
@@ -64,8 +65,9 @@ run() {  # run NAME [ENV...]: gui_window.lua under ENV must print "done"
     fails=$((fails + 1))
   fi
 }
-run "window, SDL's default renderer"
-run "window, SDL's software renderer" SDL_RENDER_DRIVER=software
+run "window, framebuffer (vsync off)"
+run "window, SDL's default renderer (vsync on)" GUI_TEST_VSYNC=1
+run "window, SDL's software renderer (vsync on)" GUI_TEST_VSYNC=1 SDL_RENDER_DRIVER=software
 # lt.ndarray in device memory (present() stages one host copy): the CUDA
 # backend against the mock driver, whose kernels lattice-mockgpu runs on the host
 mockgpu=$(dirname "$LATTICE")/lattice-mockgpu
