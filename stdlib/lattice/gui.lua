@@ -119,7 +119,7 @@ function M.window(title, size, opts)
     title = title, w = w, h = h, fps = 0, frame = 0,
     canvas = lt.ndarray(lt.u32, { h, w }),
     out = opts.out or "out", name = opts.name or name_from(title),
-    _queue = {}, _keys = {}, _mx = 0, _my = 0, _times = {}, _t0 = 1,
+    _queue = {}, _keys = {}, _mx = 0, _my = 0, _times = {}, _t0 = 1, _t1 = 0,
   }, Window)
   if headless == false or headless == "auto" then
     local why = M.why
@@ -140,22 +140,22 @@ function M.window(title, size, opts)
   return win
 end
 
--- Frame times of the last second: fps over them.
+-- Frame times of the last second (times[first..last]): fps over them.
 local function tick(win)
   local t, times = now(), win._times
-  times[#times + 1] = t
-  local first = win._t0
+  local first, last = win._t0, win._t1 + 1
+  times[last] = t
   while times[first] < t - 1 do
     times[first] = nil
     first = first + 1
   end
   if first > 4096 then   -- renumber from 1 now and then
     local moved = {}
-    for k = first, #times do moved[#moved + 1] = times[k] end
-    win._times, times, first = moved, moved, 1
+    for k = first, last do moved[k - first + 1] = times[k] end
+    win._times, times, last, first = moved, moved, last - first + 1, 1
   end
-  win._t0 = first
-  local n = #times - first
+  win._t0, win._t1 = first, last
+  local n = last - first
   win.fps = (n > 0 and t > times[first]) and n / (t - times[first]) or 0
 end
 

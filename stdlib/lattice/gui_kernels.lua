@@ -48,26 +48,28 @@ local function rgb(r, g, b)
   return lt.u32(OPAQUE) | (byte(r) << 16) | (byte(g) << 8) | byte(b)
 end
 
--- image.c's apply_colormap of v (f64, already (x - min) / (max - min))
+-- image.c's apply_colormap of v (f64, already (x - min) / (max - min)):
+-- segment k (stops k - 1 .. k) for the first k >= 2 with v <= stop k's
+-- position, found by a binary search unrolled at trace time (one segment's
+-- arithmetic runs per pixel).
 local function colormap(stops)
   local n = #stops
   return lt.func(function(v0)
     local v = lt.f64(0)
     if v0 > 0.0 then v = lt.min(v0, 1.0) end
-    local a, b = stops[n - 1], stops[n]
-    local lo, hi = lt.f64(a[1]), lt.f64(b[1])
-    local ar, ag, ab = lt.f64(a[2]), lt.f64(a[3]), lt.f64(a[4])
-    local br, bg, bb = lt.f64(b[2]), lt.f64(b[3]), lt.f64(b[4])
-    for k in lt.static_range(n - 1, 1, -1) do      -- the first stop k >= 2 with v <= its position
-      local s, p = stops[k], stops[k - 1]
-      if v <= s[1] then
-        lo, hi = p[1], s[1]
-        ar, ag, ab = p[2], p[3], p[4]
-        br, bg, bb = s[2], s[3], s[4]
+    local function seg(i, j)
+      local out = lt.u32(0)
+      if i == j then
+        local a, b = stops[i - 1], stops[i]
+        local t = (v - a[1]) / (b[1] - a[1])
+        out = rgb(a[2] + t * (b[2] - a[2]), a[3] + t * (b[3] - a[3]), a[4] + t * (b[4] - a[4]))
+      else
+        -- (no number local here: it would become a kernel variable)
+        if v <= stops[(i + j) // 2][1] then out = seg(i, (i + j) // 2) else out = seg((i + j) // 2 + 1, j) end
       end
+      return out
     end
-    local t = (v - lo) / (hi - lo)
-    return rgb(ar + t * (br - ar), ag + t * (bg - ag), ab + t * (bb - ab))
+    return seg(2, n)
   end)
 end
 K.colormap = colormap
