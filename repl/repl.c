@@ -26,7 +26,10 @@
 
 static const char help_text[] =
   "Lattice REPL -- type Lua; expressions print their values.\n"
-  "  :ir NAME   print the IR of the kernel NAME (any Lua expression, e.g. k or ks.step)\n"
+  "  :ir NAME   print the final IR of the kernel NAME (any Lua expression, e.g. k or ks.step)\n"
+  "  :ir NAME all       ... the IR after every pass\n"
+  "  :ir NAME offload   ... the IR after that pass (any pass name; trace: as traced)\n"
+  "  :ir NAME grad      ... of its adjoint (k:grad); fwd: its tangent version (k:fwd)\n"
   "  :help      this text\n"
   "  :quit      leave (Ctrl-D works too)\n"
   "An unfinished statement continues on the next line (prompt '>>').\n"
@@ -124,35 +127,75 @@ static void print_results(lua_State *L, int base) {
   }
 }
 
-/* :ir EXPR -- evaluates EXPR and prints EXPR:ir(). */
+/* Whether the n bytes at w are a Lua name (a view word such as all or offload). */
+static int is_word(const char *w, size_t n) {
+  if (n == 0 || !(w[0] == '_' || (w[0] >= 'a' && w[0] <= 'z') || (w[0] >= 'A' && w[0] <= 'Z'))) return 0;
+  for (size_t i = 1; i < n; i++)
+    if (!(w[i] == '_' || (w[i] >= 'a' && w[i] <= 'z') || (w[i] >= 'A' && w[i] <= 'Z') || (w[i] >= '0' && w[i] <= '9')))
+      return 0;
+  return 1;
+}
+
+/* :ir EXPR [VIEW...] -- evaluates EXPR and prints EXPR:ir{...}: the final IR;
+** the words after EXPR pick another view (kernel.lua's k:ir options): `all`
+** (after every pass), a pass name (after it), `grad` / `fwd` (the adjoint /
+** tangent version). */
 static void command_ir(lua_State *L, session *s, const char *expr) {
   expr += strspn(expr, " \t");
   if (*expr == '\0') {
-    fprintf(stderr, "%s: usage: :ir NAME  (NAME: a kernel, e.g. the global k in k = lt.kernel(...))\n",
-            REPL_PROGNAME);
+    fprintf(stderr, "%s: usage: :ir NAME [all | PASS] [grad | fwd]  (NAME: a kernel, e.g. the global k in "
+            "k = lt.kernel(...))\n", REPL_PROGNAME);
     return;
+  }
+  /* peel the view words off the end: EXPR keeps at least its first word */
+  size_t len = strlen(expr);
+  while (len > 0 && strchr(" \t", expr[len - 1])) len--;
+  size_t expr_len = len;
+  const char *words = expr + len;
+  for (;;) {
+    size_t w = expr_len;
+    while (w > 0 && !strchr(" \t", expr[w - 1])) w--;
+    if (w == 0 || !is_word(expr + w, expr_len - w)) break;
+    words = expr + w;
+    expr_len = w;
+    while (expr_len > 0 && strchr(" \t", expr[expr_len - 1])) expr_len--;
   }
   char name[32];
   snprintf(name, sizeof name, "=in[%d]", s->line);
   /* the expression's text is passed as an argument, so quotes in it cannot
   ** break the messages */
-  lua_pushfstring(L, "local name = ...\n"
+  lua_pushfstring(L, "local name, words = ...\n"
                      "local k = %s\n"
                      "if k == nil then error(\"no kernel named '\" .. name .. \"': define it as a global first\", 0) end\n"
                      "local ok, f = pcall(function() return k.ir end)\n"
                      "if not ok or type(f) ~= 'function' then\n"
                      "  error(\"'\" .. name .. \"' is a \" .. type(k) .. ' value, not a kernel (it has no :ir())', 0)\n"
                      "end\n"
-                     "return k:ir()", expr);
-  size_t len;
-  const char *code = lua_tolstring(L, -1, &len);
-  int status = repl_load(L, code, len, name);
+                     "local opts = {}\n"
+                     "for w in words:gmatch('[%%w_]+') do\n"
+                     "  if w == 'all' or w == 'grad' or w == 'fwd' then opts[w] = true\n"
+                     "  elseif w ~= 'final' then\n"
+                     "    if opts.pass then error(':ir: one pass at a time (' .. opts.pass .. ', ' .. w .. ')', 0) end\n"
+                     "    opts.pass = w\n"
+                     "  end\n"
+                     "end\n"
+                     "return k:ir(opts)", lua_pushlstring(L, expr, expr_len));
+  lua_remove(L, -2);
+  lua_pushlstring(L, expr, expr_len);
+  lua_pushlstring(L, words, len - (size_t)(words - expr));
+  lua_rotate(L, -3, 2);   /* code on top, its two arguments below */
+  size_t clen;
+  const char *code = lua_tolstring(L, -1, &clen);
+  int status = repl_load(L, code, clen, name);
   lua_remove(L, -2);
   /* no traceback: the messages name the problem (and tracer errors the
   ** user's line), a stack of REPL internals would only hide them */
   if (status == LUA_OK) {
-    lua_pushstring(L, expr);
-    status = lua_pcall(L, 1, 1, 0);
+    lua_rotate(L, -3, 1);   /* the function below its arguments */
+    status = lua_pcall(L, 2, 1, 0);
+  } else {
+    lua_remove(L, -2);
+    lua_remove(L, -2);
   }
   if (status != LUA_OK) { repl_report(L, status); return; }
   const char *text = lua_tostring(L, -1);
@@ -160,7 +203,8 @@ static void command_ir(lua_State *L, session *s, const char *expr) {
     fputs(text, stdout);
     if (*text && text[strlen(text) - 1] != '\n') fputc('\n', stdout);
   } else {
-    fprintf(stderr, "%s: %s:ir() returned a %s, not text\n", REPL_PROGNAME, expr, luaL_typename(L, -1));
+    fprintf(stderr, "%s: %.*s:ir() returned a %s, not text\n", REPL_PROGNAME, (int)expr_len, expr,
+            luaL_typename(L, -1));
   }
   lua_pop(L, 1);
 }

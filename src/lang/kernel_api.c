@@ -5,10 +5,12 @@
 ** A compiled kernel belongs to its program: lt.init releases every kernel of
 ** the old program.
 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lang.h"
 #include "ir/affine.h"
+#include "ir/passes/passes.h"
 
 static prog_kernel *check_compiled(lua_State *L, int idx) {
   prog_kernel *c = luaL_checkudata(L, idx, LANG_COMPILED);
@@ -23,12 +25,14 @@ static int l_compiled_gc(lua_State *L) {
 }
 
 /* core.compile(builder, print_ir, file[, background]) -> compiled. Takes the
-** builder's kernel. With background set (and a backend that can), the
-** machine code is made on another thread; the first launch waits for it. */
+** builder's kernel; print_ir: nil, or the view of its IR to print
+** (prog_ir_select: "final", "all" or a pass name). With background set (and
+** a backend that can), the machine code is made on another thread; the first
+** launch waits for it. */
 static int l_compile(lua_State *L) {
   lang_builder *b = luaL_checkudata(L, 1, LANG_BUILDER);
   if (!b->k) return luaL_error(L, "internal error: kernel builder already compiled");
-  bool echo = lua_toboolean(L, 2);
+  const char *echo = luaL_optstring(L, 2, NULL);
   const char *file = luaL_optstring(L, 3, "?");
   bool background = lua_toboolean(L, 4);
   prog_program *p = b->prog;
@@ -170,11 +174,34 @@ static int l_compiled_arg_type(lua_State *L) {
   return 1;
 }
 
-/* core.compiled_ir(compiled) -> the IR after every pass, after the
-** declarations of the trees it names: these and any one part parse back */
+/* core.compiled_ir(compiled[, view]) -> the IR after every pass ("all", the
+** default), the final IR ("final") or the IR after the pass named view, after
+** the declarations of the trees it names: these and any one part parse back.
+** A pass the kernel's pipeline did not run is an error listing those it ran. */
 static int l_compiled_ir(lua_State *L) {
   prog_kernel *c = luaL_checkudata(L, 1, LANG_COMPILED);
-  lua_pushstring(L, prog_kernel_ir(c));
+  const char *view = luaL_optstring(L, 2, "all");
+  char err[512];
+  char *text = prog_ir_select(prog_kernel_ir(c), view, err, sizeof err);
+  if (!text) return luaL_error(L, "%s", err);
+  lua_pushstring(L, text);
+  free(text);
+  return 1;
+}
+
+/* core.pass_names() -> {"trace", "typecheck", ...}: what a view of the IR
+** may name (trace: the IR as traced; then IR_PASSES, passes.h) */
+static int l_pass_names(lua_State *L) {
+  static const char *const names[] = {"trace",
+#define P(name, doc) #name,
+    IR_PASSES(P)
+#undef P
+  };
+  lua_createtable(L, (int)(sizeof names / sizeof names[0]), 0);
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    lua_pushstring(L, names[i]);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
   return 1;
 }
 
@@ -246,6 +273,7 @@ void lang_open_kernel(lua_State *L) {
     {"compiled_wait", l_compiled_wait},
     {"launch", l_launch},
     {"compiled_ir", l_compiled_ir},
+    {"pass_names", l_pass_names},
     {"compiled_nargs", l_compiled_nargs},
     {"compiled_arg_type", l_compiled_arg_type},
     {"kernel_fields", l_kernel_fields},

@@ -1,6 +1,6 @@
 /*
 ** kernel.c -- compiled kernels: the passes and the backend's code, the IR
-** text after every pass (k:ir(), print_ir), the trees a kernel holds, and the
+** text after every pass and the parts of it k:ir{...} and print_ir show, the trees a kernel holds, and the
 ** launch with its runtime failures as messages.
 */
 #include <stdio.h>
@@ -14,7 +14,6 @@
 
 typedef struct {
   prog_text text;
-  bool echo;                       /* print_ir: also write to stdout */
 } dump_buf;
 
 static void dump_pass(const char *pass, ir_kernel *k, void *ud) {
@@ -25,34 +24,82 @@ static void dump_pass(const char *pass, ir_kernel *k, void *ud) {
   prog_text_add(&d->text, head.data ? head.data : "", head.len);
   if (text) prog_text_add(&d->text, text, strlen(text));
   prog_text_add(&d->text, "\n", 1);
-  if (d->echo) {
-    fputs(head.data ? head.data : "", stdout);
-    fputs(text ? text : "", stdout);
-    fputs("\n", stdout);
-    fflush(stdout);
-  }
   prog_text_free(&head);
   free(text);
+}
+
+/* "# fields" and the declarations of the trees k names, when it names any. */
+static void add_fields(prog_text *t, ir_kernel *k) {
+  char *decl = ir_print_ex(k, IR_PRINT_FIELDS | IR_PRINT_ONLY_FIELDS);
+  if (decl && *decl) {
+    prog_text_addf(t, "# fields\n");
+    prog_text_add(t, decl, strlen(decl));
+    prog_text_add(t, "\n", 1);
+  }
+  free(decl);
 }
 
 const char *prog_kernel_ir(prog_kernel *c) {
   if (!c->ir_text && c->traced && c->prog) {
     ir_kernel *k = ir_kernel_clone(c->traced);
     if (!k) return "";
-    dump_buf d = {.echo = false};
-    char *decl = ir_print_ex(k, IR_PRINT_FIELDS | IR_PRINT_ONLY_FIELDS);
-    if (decl && *decl) {
-      prog_text_addf(&d.text, "# fields\n");
-      prog_text_add(&d.text, decl, strlen(decl));
-      prog_text_add(&d.text, "\n", 1);
-    }
-    free(decl);
+    dump_buf d = {0};
+    add_fields(&d.text, k);
     dump_pass("trace", k, &d);
     c->prog->compiler->passes(k, true, dump_pass, &d);
     ir_kernel_free(k);
     c->ir_text = d.text.data;
   }
   return c->ir_text ? c->ir_text : "";
+}
+
+/* The start of the next line of text that starts with prefix, or NULL. */
+static const char *next_line_with(const char *text, const char *prefix) {
+  size_t n = strlen(prefix);
+  for (const char *s = text; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL)
+    if (strncmp(s, prefix, n) == 0) return s;
+  return NULL;
+}
+
+/* Whether the section at s ("# after NAME\n...") is the one after pass name. */
+static bool section_is(const char *s, const char *name) {
+  size_t n = strlen(name);
+  s += strlen("# after ");
+  return strncmp(s, name, n) == 0 && s[n] == '\n';
+}
+
+char *prog_ir_select(const char *text, const char *view, char *err, size_t errlen) {
+  const char *first = next_line_with(text, "# after ");
+  if (!first || !view || strcmp(view, "all") == 0) return strdup(text);
+  prog_text out = {0};
+  prog_text_add(&out, text, (size_t)(first - text));       /* "# fields" and the declarations */
+  size_t base = out.len;
+  const char *last = first;
+  for (const char *s = first; s; s = next_line_with(strchr(s, '\n'), "# after ")) last = s;
+  bool final = strcmp(view, "final") == 0;
+  for (const char *s = first; s; ) {
+    const char *next = next_line_with(strchr(s, '\n'), "# after ");
+    size_t len = next ? (size_t)(next - s) : strlen(s);
+    if (final ? s == last : section_is(s, view)) prog_text_add(&out, s, len);
+    s = next;
+  }
+  if (out.len == base) {                  /* a pass this kernel's pipeline did not run */
+    prog_text ran = {0};
+    for (const char *s = first; s; s = next_line_with(strchr(s, '\n'), "# after ")) {
+      const char *name = s + strlen("# after ");
+      size_t n = strcspn(name, "\n");
+      char word[72];
+      snprintf(word, sizeof word, " %.*s,", (int)(n < 64 ? n : 64), name);
+      if (!ran.data || !strstr(ran.data, word)) prog_text_add(&ran, word, strlen(word));
+    }
+    if (ran.len) ran.data[--ran.len] = '\0';              /* the last comma */
+    snprintf(err, errlen, "pass '%s' did not run for this kernel (its passes:%s)", view, ran.data ? ran.data : "");
+    prog_text_free(&ran);
+    prog_text_free(&out);
+    return NULL;
+  }
+  if (!out.data) return strdup("");
+  return out.data;
 }
 
 /* ---- the trees a kernel holds ------------------------------------------------------- */
@@ -146,7 +193,7 @@ static void attach(prog_kernel *c, prog_program *p, ir_kernel *k, const char *fi
   c->file = strdup(file ? file : "?");
 }
 
-bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const char *file, bool print_ir,
+bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const char *file, const char *print_ir,
                          bool background, char *err, size_t errlen) {
   attach(c, p, k, file);
   if (!p->compiler->passes || !p->be->compile) {
@@ -155,14 +202,20 @@ bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const ch
     return false;
   }
   /* The text of the IR after every pass (k:ir()) costs a printout per pass:
-  ** made now only when print_ir echoes it, else from a copy of the traced
+  ** made now only when print_ir shows a part of it, else from a copy of the traced
   ** kernel when it is first asked for (the passes are deterministic). */
   bool ok;
-  if (print_ir) {
-    dump_buf d = {.echo = true};
+  if (print_ir) {            /* the view asked for, also when a pass fails (up to there) */
+    dump_buf d = {0};
+    add_fields(&d.text, c->k);
     dump_pass("trace", c->k, &d);
     ok = p->compiler->passes(c->k, true, dump_pass, &d);
     c->ir_text = d.text.data;
+    char why[256];
+    char *shown = prog_ir_select(prog_kernel_ir(c), print_ir, why, sizeof why);
+    if (shown) fputs(shown, stdout);
+    fflush(stdout);
+    free(shown);
   } else {
     c->traced = ir_kernel_clone(c->k);
     ok = p->compiler->passes(c->k, true, NULL, NULL);

@@ -167,9 +167,10 @@ struct prog_kernel {
 /* Compiles traced kernel k (taken: c owns it from now on, also on failure)
 ** into c, caller's memory, zeroed: the passes, then the backend's code
 ** (background: on another thread where the backend can, finished by
-** prog_kernel_ready). print_ir: the IR after every pass also on stdout.
+** prog_kernel_ready). print_ir: NULL, or the part of the IR to write on
+** stdout once the passes ran (or failed): a view as in prog_ir_select.
 ** False with the message ("file:line: ..." for the passes). */
-bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const char *file, bool print_ir,
+bool prog_kernel_compile(prog_kernel *c, prog_program *p, ir_kernel *k, const char *file, const char *print_ir,
                          bool background, char *err, size_t errlen);
 /* Makes c (caller's memory, zeroed) a kernel of p whose code was compiled
 ** elsewhere (an AOT module, module.c): k its final IR and jk its tasks
@@ -184,6 +185,12 @@ bool prog_kernel_ready(prog_kernel *c, char *err, size_t errlen);
 void prog_kernel_release(prog_kernel *c);
 /* The IR after every pass (made on first use); never NULL. */
 const char *prog_kernel_ir(prog_kernel *c);
+/* A part of text, an IR text as prog_kernel_ir makes it ("# fields" and the
+** declarations, then one "# after PASS" section per pass run): view "all"
+** (or NULL) the whole, "final" the declarations and the last section, a pass
+** name the declarations and every section after that pass. Malloc'd (caller
+** frees); NULL with a message listing the passes run when none was `view`. */
+char *prog_ir_select(const char *text, const char *view, char *err, size_t errlen);
 
 /* Runs c with the given scalar argument slots (k->nargs of them, encoded as
 ** the kernel's argument types: prog_encode_arg) over the trees' instances

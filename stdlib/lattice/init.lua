@@ -40,7 +40,12 @@ local OPTIONS = {
     return nil, "\"cpu\", \"cuda\" or \"auto\""
   end,
   debug = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
-  print_ir = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
+  print_ir = function(v)          -- true: the final IR; "all" or a pass name (kernel.lua's views)
+    if type(v) == "boolean" then return v end
+    if type(v) ~= "string" then return nil, "true, \"all\" or a pass name" end
+    local view, err = kernelm.ir_view(v)
+    return view, nil, view == nil and "print_ir: " .. err or nil
+  end,
   fma = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
   profile = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
   fast_math = function(v) if type(v) == "boolean" then return v end return nil, "a boolean" end,
@@ -212,7 +217,7 @@ function lt.init(opts)
   if not ok then state.raise("lt.init: " .. berr) end
   state.prog = prog
   state.gen = state.gen + 1
-  state.opts = { arch = arch, debug = opts.debug == true, print_ir = opts.print_ir == true,
+  state.opts = { arch = arch, debug = opts.debug == true, print_ir = opts.print_ir == true and "final" or opts.print_ir or nil,
     threads = core.program_threads(prog), default_ip = ip, default_fp = fp, ad_stack_size = opts.ad_stack_size or 1024 }
   state.root, state.root_tok = nil, nil
   state.trees = {}

@@ -655,19 +655,51 @@ function K:fwd_args(tangents, ...)
   return invoke_fwd(self, tangents, ...)
 end
 
--- k:ir() -> the IR after every pass for the most recently compiled signature.
--- k:ir{grad = true}: the same for its adjoint (k:grad with the last signature);
--- k:ir{fwd = true}: for the tangent version k:fwd last ran
+-- The views of a kernel's IR, shared by k:ir{...}, lt.init{print_ir = ...}
+-- and the REPL's :ir: "final" (the IR code generation gets), "all" (after
+-- every pass, headed "# after PASS") or a pass name (after that pass, every
+-- time it runs; "trace" is the IR as traced). M.ir_view(v) -> the view for a
+-- name, or nil and a message listing the names.
+function M.ir_view(v)
+  if v == "final" or v == "all" then return v end
+  local names = core.pass_names()
+  for _, n in ipairs(names) do if v == n then return v end end
+  return nil, ("unknown pass '%s' (the passes: %s; or \"all\", \"final\")"):format(tostring(v),
+    table.concat(names, ", "))
+end
+
+local IR_OPTIONS = { all = true, pass = true, grad = true, fwd = true }
+
+-- k:ir() -> the final IR of the most recently compiled signature;
+-- k:ir{all = true}: the IR after every pass; k:ir{pass = "offload"}: after
+-- that pass; k:ir{grad = true}: of its adjoint (k:grad with the last
+-- signature); k:ir{fwd = true}: of the tangent version k:fwd last ran.
 function K:ir(opts)
-  if opts ~= nil and type(opts) ~= "table" then state.raise("k:ir: the options are a table such as {grad = true}") end
+  if opts ~= nil and type(opts) ~= "table" then
+    state.raise("k:ir: the options are a table such as {all = true}, {pass = \"offload\"} or {grad = true}, got a "
+      .. type(opts))
+  end
+  opts = opts or {}
+  for key in pairs(opts) do
+    if not IR_OPTIONS[key] then
+      state.raise(("k:ir: unknown option '%s' (the options: all, pass, grad, fwd)"):format(tostring(key)))
+    end
+  end
+  local view = opts.all and "all" or "final"
+  if opts.pass ~= nil then
+    if opts.all then state.raise("k:ir: give all = true or pass = NAME, not both") end
+    local err
+    view, err = M.ir_view(opts.pass)
+    if not view then state.raise("k:ir: " .. err) end
+  end
   local which = self.last
-  if opts and opts.fwd then
+  if opts.fwd then
     which = self.gen == state.gen and self.last_fwd
     if not which then
       state.raise("kernel " .. (self.name or "?") .. " has no tangent version compiled yet; call k:fwd(...) first")
     end
   end
-  if opts and opts.grad then
+  if opts.grad then
     which = self.last_key and self.cache[self.last_key:gsub("|grad$", "") .. "|grad"]
     if not which then
       state.raise("kernel " .. (self.name or "?") .. " has no adjoint compiled yet; call k:grad(...) first")
@@ -676,7 +708,9 @@ function K:ir(opts)
   if not which then
     state.raise("kernel " .. (self.name or "?") .. " has not been compiled yet; call it (or k:compile()) first")
   end
-  return core.compiled_ir(which)
+  local ok, text = pcall(core.compiled_ir, which, view)
+  if not ok then state.raise("kernel " .. (self.name or "?") .. ": " .. tostring(text)) end
+  return text
 end
 
 -- k:signatures() -> the argument signatures compiled so far ("f32,i32"), sorted.

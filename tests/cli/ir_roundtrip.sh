@@ -68,7 +68,7 @@ local function run(file, out)
 end
 local failures, parts = 0, 0
 for name, kern in pairs { k = k, only = only } do
-  local text = kern:ir()
+  local text = kern:ir { all = true }
   local decl = text:match("^# fields\n(.-)\n# after ")
   if not decl then
     print("FAIL " .. name .. ": k:ir() does not start with the field declarations:\n" .. text)

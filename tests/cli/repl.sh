@@ -8,6 +8,9 @@ LATTICE=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
+check() {
+  if [ "$2" != "$3" ]; then echo "FAIL $1: expected [$2], got [$3]"; fails=$((fails + 1)); else echo "ok   $1"; fi
+}
 expect() {  # expect NAME FILE FIXED-STRING: FILE must contain the line(s)
   if grep -qxF -- "$3" "$2"; then echo "ok   $1"; else echo "FAIL $1: no line [$3] in $2:"; cat "$2"; fails=$((fails + 1)); fi
 }
@@ -49,6 +52,13 @@ end)
 k()
 f[5]
 :ir k
+print("-- views")
+:ir k offload
+print("-- all")
+:ir k all
+print("-- end")
+:ir k offlaod
+:ir k grad
 kt = { ["a b"] = k }
 :ir kt["zz"]
 print("before quit")
@@ -75,6 +85,17 @@ expect_sub ":ir of a number" "$tmp/err" "'42' is a number value, not a kernel"
 expect_sub "unknown command" "$tmp/err" "unknown command ':frobnicate'"
 expect "kernel typed at the prompt ran" "$tmp/out" "15.0"
 expect_sub ":ir prints the kernel's IR" "$tmp/out" "kernel"
+# :ir k prints the final IR alone; :ir k offload that pass; :ir k all every pass
+final=$(sed -n '/^15.0$/,/^-- views$/p' "$tmp/out" | grep -c '^# after ')
+check ":ir k: one section" 1 "$final"
+expect ":ir k: the final IR (after the last dce)" "$tmp/out" "# after dce"
+offload=$(sed -n '/^-- views$/,/^-- all$/p' "$tmp/out" | grep '^# after ')
+check ":ir k offload: that section" "# after offload" "$offload"
+all=$(sed -n '/^-- all$/,/^-- end$/p' "$tmp/out" | grep -c '^# after ')
+[ "$all" -gt 10 ] && echo "ok   :ir k all: every pass ($all)" || { echo "FAIL :ir k all: $all sections"; fails=$((fails + 1)); }
+expect_sub ":ir k all starts with the trace" "$tmp/out" "# after trace"
+expect_sub ":ir k with an unknown pass lists the passes" "$tmp/err" "unknown pass 'offlaod' (the passes: trace, typecheck,"
+expect_sub ":ir k grad with no adjoint" "$tmp/err" "has no adjoint compiled yet; call k:grad(...) first"
 expect_sub ":ir with quotes in NAME" "$tmp/err" "no kernel named 'kt[\"zz\"]'"
 expect "runs until :quit" "$tmp/out" "before quit"
 if grep -q "not reached" "$tmp/out"; then echo "FAIL :quit did not stop"; fails=$((fails + 1)); fi

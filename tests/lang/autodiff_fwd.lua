@@ -405,7 +405,7 @@ do
   check_error("k:ir{fwd} before k:fwd", function() lt.kernel(function() y[0] = 1 end):ir { fwd = true } end,
     "has no tangent version compiled yet")
   k2:fwd(1.0, 2)
-  T.check("k:ir{fwd = true} shows the forward pass", k2:ir({ fwd = true }):find("# after forward", 1, true) ~= nil,
+  T.check("k:ir{fwd = true} shows the forward pass", k2:ir({ fwd = true, all = true }):find("# after forward", 1, true) ~= nil,
     true)
 end
 

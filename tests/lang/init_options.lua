@@ -32,7 +32,9 @@ end
 bad({ seed = 1.5 }, "seed must be an integer, got 1.5")
 bad({ print_buffer = -1 }, "print_buffer must be a whole number of bytes (0 = 1 MiB), got -1")
 -- booleans, types, arch
-for _, k in ipairs { "debug", "print_ir", "fma" } do bad({ [k] = 1 }, k .. " must be a boolean, got 1") end
+for _, k in ipairs { "debug", "fma" } do bad({ [k] = 1 }, k .. " must be a boolean, got 1") end
+bad({ print_ir = 1 }, "print_ir must be true, \"all\" or a pass name, got 1")
+bad({ print_ir = "offlaod" }, "lt.init: print_ir: unknown pass 'offlaod' (the passes: trace, typecheck,")
 bad({ default_ip = lt.f32 }, "default_ip must be an integer type such as lt.i32")
 bad({ default_ip = "i32" }, "default_ip must be an integer type such as lt.i32")
 bad({ default_fp = lt.i32 }, "default_fp must be lt.f32 or lt.f64")

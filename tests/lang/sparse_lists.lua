@@ -42,7 +42,7 @@ assert(run() == 13)
 assert(lt.stats().lists_built > s4.lists_built, "deactivation did not rebuild the lists")
 
 -- golden IR of the struct-for kernel after every pass
-local text = sum:ir()
+local text = sum:ir { all = true }
 local sections = {}
 for name, body in text:gmatch("# after (%w+)\n(.-)\n\n") do sections[#sections + 1] = { name = name, body = body } end
 local final = sections[#sections].body .. "\n"
