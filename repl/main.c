@@ -70,7 +70,7 @@ static int msghandler(lua_State *L) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
     msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   }
-  luaL_traceback(L, L, msg, 1);
+  repl_traceback(L, msg, 1);   /* the user's frames (traceback.c) */
   return 1;
 }
 

@@ -27,6 +27,11 @@ int repl_report(lua_State *L, int status);
 ** evaluation with no prompt (for pipes and tests). Returns the exit status. */
 int repl_run(lua_State *L);
 
+/* traceback.c: pushes msg (when not NULL) and a stack traceback of L from
+** level on, like luaL_traceback but without Lattice's internal frames, unless
+** the environment has LT_TRACEBACK=full. */
+void repl_traceback(lua_State *L, const char *msg, int level);
+
 /* clock.c: preloads "lattice.clock" (now() -> monotonic seconds). */
 void repl_open_clock(lua_State *L);
 
