@@ -2,20 +2,24 @@
 -- ping-pongs between two fields; the middle of the top edge is held hot, the
 -- rest of the border cold.
 --
---   lattice examples/heat.lua [--out DIR] [--test]
+--   lattice examples/heat.lua [--out DIR] [--test] [--window] [--frames N] [--quiet]
 --
 -- Writes DIR/heat_<step>.png (default DIR: ./out) and prints their paths.
 -- --test: a small grid and few steps, every cell checked against the same
--- scheme in plain Lua (double precision, so within a tolerance).
+-- scheme in plain Lua (double precision, so within a tolerance). --frames N:
+-- N pictures (EVERY steps apart). --window: the temperature in a window, 50
+-- steps a frame (space pauses, r restarts, s saves a PNG, q quits).
 local lt = require "lattice"
 local image = require "lattice.image"
 
-local opts = require("lattice.example").options("examples/heat.lua")
+local example = require "lattice.example"
+local opts = example.options("examples/heat.lua")
 local out, test = opts.out, opts.test
 
 local W, H = 200, 200
 local STEPS, EVERY = 8000, 2000        -- total steps, steps between frames
 if test then W, H, STEPS, EVERY = 24, 16, 60, 30 end
+if opts.frames then STEPS = opts.frames * EVERY end
 local ALPHA = 0.24                     -- diffusion number; stable below 0.25
 local HOT_LO, HOT_HI = W // 3, W - W // 3
 
@@ -45,8 +49,9 @@ local function make_step(src, dst)
   end)
 end
 
-make_init(u)()
-make_init(v)()
+local init_u, init_v = make_init(u), make_init(v)
+init_u()
+init_v()
 local u_to_v, v_to_u = make_step(u, v), make_step(v, u)
 
 -- plain-Lua reference of the same scheme, grid r[x][y]
@@ -69,8 +74,32 @@ local function ref_step(s, d)
 end
 if test then r, r2 = ref_init(), ref_init() end
 
-image.mkdirs(out)
 local cur = u
+if opts.window then
+  local view = example.window(opts, "heat", { 3 * W, 3 * H }, STEPS // 50)
+  local step = 0
+  while view:running() do
+    if view:restarted() then
+      init_u()
+      init_v()
+      cur, step = u, 0
+    end
+    if not view.paused then
+      for _ = 1, 50 do
+        if cur == u then u_to_v() ; cur = v else v_to_u() ; cur = u end
+      end
+      step = step + 50
+    end
+    view.win:image(cur, { min = 0, max = 1, colormap = "heat" })
+    view.win:text(0.02, 0.95, ("step %d  %.0f fps"):format(step, view.win.fps), { color = 0x88ccff })
+    view:show()
+  end
+  view:close()
+  return
+end
+
+local progress = example.progress(opts, "heat", STEPS // EVERY, EVERY)
+image.mkdirs(out)
 for step = 1, STEPS do
   if cur == u then u_to_v() ; cur = v else v_to_u() ; cur = u end
   if test then ref_step(r, r2); r, r2 = r2, r end
@@ -87,10 +116,12 @@ for step = 1, STEPS do
           worst = math.max(worst, err)
         end
       end
-      print(("heat: step %d: %d cells match plain Lua (largest difference %.2g)"):format(step, W * H, worst))
+      progress:print(("heat: step %d: %d cells match plain Lua (largest difference %.2g)"):format(step, W * H, worst))
     end
     local path = ("%s/heat_%05d.png"):format(out, step)
     image.write_png(path, cur, { min = 0, max = 1, colormap = "heat" })
-    print(path)
+    progress:print(path)
+    progress(step // EVERY)
   end
 end
+progress:done()

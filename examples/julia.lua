@@ -1,20 +1,27 @@
 -- julia.lua -- a Julia-set fractal: one parallel kernel colours every pixel
 -- by how many steps of z = z^2 + c it takes to escape; c turns with t.
 --
---   lattice examples/julia.lua [--out DIR] [--test]
+--   lattice examples/julia.lua [--out DIR] [--test] [--window] [--frames N] [--quiet]
 --
 -- Writes DIR/julia_<frame>.png (default DIR: ./out) and prints their paths.
 -- --test: a small image, checked pixel by pixel against the same algorithm
 -- in plain Lua (rounded to f32 at every operation, like the kernel).
+-- --window: the fractal in a window, t turning with time (space pauses, r
+-- restarts, s saves a PNG to DIR, q or Escape quits; lattice.example).
 local lt = require "lattice"
 local image = require "lattice.image"
 
-local opts = require("lattice.example").options("examples/julia.lua")
+local example = require "lattice.example"
+local opts = example.options("examples/julia.lua")
 local out, test = opts.out, opts.test
 
 local N = test and 32 or 320          -- the image is 2N x N pixels
 local MAXIT = 50
 local FRAMES = test and { 0.0, 1.3 } or { 0.0, 0.8, 1.6, 2.4 }
+if opts.frames then                   -- --frames N: N values of t, 0.8 apart
+  FRAMES = {}
+  for k = 1, opts.frames do FRAMES[k] = (k - 1) * 0.8 end
+end
 
 lt.init {}
 local iters = lt.field(lt.i32, { 2 * N, N })
@@ -45,6 +52,22 @@ local function reference(t, i, j)
   return n
 end
 
+if opts.window then
+  local view = example.window(opts, "julia", { 2 * N, N }, #FRAMES * 25)
+  local t = 0.0
+  while view:running() do
+    if view:restarted() then t = 0.0 end
+    if not view.paused then t = t + 0.02 end
+    paint(t)
+    view.win:image(iters, { min = 0, max = MAXIT, colormap = "inferno" })
+    view.win:text(0.02, 0.92, ("t = %.2f  %.0f fps"):format(t, view.win.fps), { color = 0xffffff })
+    view:show()
+  end
+  view:close()
+  return
+end
+
+local progress = example.progress(opts, "julia", #FRAMES)
 image.mkdirs(out)
 for frame, t in ipairs(FRAMES) do
   paint(t)
@@ -64,9 +87,11 @@ for frame, t in ipairs(FRAMES) do
         end
       end
     end
-    print(("julia: t=%g: %d of %d pixels match plain Lua"):format(t, total - bad, total))
+    progress:print(("julia: t=%g: %d of %d pixels match plain Lua"):format(t, total - bad, total))
   end
   local path = ("%s/julia_%d.png"):format(out, frame - 1)
   image.write_png(path, iters, { min = 0, max = MAXIT, colormap = "inferno" })
-  print(path)
+  progress:print(path)
+  progress(frame)
 end
+progress:done()

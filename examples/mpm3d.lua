@@ -3,10 +3,13 @@
 -- in three dimensions: 3-vectors, 3x3 affine matrices, and 27 grid cells per
 -- particle, unrolled at trace time with lt.static_range.
 --
---   lattice examples/mpm3d.lua [--out DIR] [--test]
+--   lattice examples/mpm3d.lua [--out DIR] [--test] [--window] [--frames N] [--quiet]
 --
--- Writes DIR/mpm3d_<frame>.png (the particles seen along z: how many fall on
--- each pixel) and, when ffmpeg is installed, DIR/mpm3d.mp4. --test: 256
+-- Writes DIR/mpm3d_<frame>.png (the particles seen along z: log(1 + how many
+-- fall near each pixel), white at the 99th percentile of the lit pixels of
+-- that frame, examples/lib/splat.lua) and, when ffmpeg is installed,
+-- DIR/mpm3d.mp4. --window: the particles as dots seen along z, coloured by
+-- depth (space pauses, r restarts, s saves a PNG, q quits). --test: 256
 -- particles on a 16^3 grid for a few substeps, checked like mpm88.lua's
 -- (conservation in P2G; every particle against examples/lib/mpm_ref.lua).
 local lt = require "lattice"
@@ -20,6 +23,7 @@ local out, test = opts.out, opts.test
 local n_particles, n_grid = 16384, 32
 local FRAMES, SUBSTEPS = 90, 25
 if test then n_particles, n_grid, FRAMES, SUBSTEPS = 256, 16, 2, 8 end
+FRAMES = opts.frames or FRAMES
 local k = ref.params(n_grid, 3)   -- dx, dt, p_vol, p_mass, gravity, bound, E
 local dx, inv_dx, dt, p_vol, p_mass = k.dx, k.inv_dx, k.dt, k.p_vol, k.p_mass
 
@@ -97,15 +101,30 @@ local g2p = lt.kernel(function()
 end)
 
 -- the particles seen along z
-local pixels, render = example.lib("splat").new(lt, x, n_particles, test and 32 or 384)
+local pixels, render, exposure = example.lib("splat").new(lt, x, n_particles, test and 32 or 384, 1, 0,
+  { blur = test and 0 or 1, tone = "log" })
+
+-- the window's view: positions along z in [0, 1]^2, and the depth
+local screen = lt.field(lt.vec2, n_particles)
+local depth = lt.field(lt.f32, n_particles)
+local project = lt.kernel(function()
+  for p in lt.ndrange(n_particles) do
+    screen[p] = lt.vec2(x[p].x, x[p].y)
+    depth[p] = x[p].z
+  end
+end)
 
 -- trace every kernel now and compile them all at once, on all cores
-lt.compile(clear, p2g, grid_op, g2p, render)
+lt.compile(clear, p2g, grid_op, g2p, render, project)
 
 local positions = ref.init_positions(n_particles, 3, 0.3, 0.4)
-x:from_table(positions)   -- one call for all particles (x[p] = ... per particle is slower)
-v:fill({ 0, -1, 0 })
-J:fill(1)
+local function start()
+  x:from_table(positions)   -- one call for all particles (x[p] = ... per particle is slower)
+  v:fill({ 0, -1, 0 })
+  C:fill(0)
+  J:fill(1)
+end
+start()
 
 local st = test and ref.new(n_particles, n_grid, 3, positions) or nil
 local fields = { x = x, v = v, C = C, J = J, grid_v = grid_v, grid_m = grid_m }
@@ -118,15 +137,37 @@ local function substep(s)
   if test then ref.substep(st) end
 end
 
+if opts.window then
+  local view = example.window(opts, "mpm3d", { 600, 600 }, FRAMES)
+  local frame = 0
+  while view:running() do
+    if view:restarted() then start(); frame = 0 end
+    if not view.paused then
+      for _ = 1, SUBSTEPS do clear(); p2g(); grid_op(); g2p() end
+      frame = frame + 1
+    end
+    project()
+    view.win:clear(0x101018)
+    view.win:circles(screen, { radius = 2, color_field = depth, min = 0, max = 1, colormap = "inferno" })
+    view.win:text(0.02, 0.95, ("%d particles  frame %d  %.0f fps"):format(n_particles, frame, view.win.fps))
+    view:show()
+  end
+  view:close()
+  return
+end
+
+local progress = example.progress(opts, "mpm3d", FRAMES, SUBSTEPS)
 image.mkdirs(out)
 for frame = 1, FRAMES do
   for s = 1, SUBSTEPS do substep(s) end
   if test then check.particles("mpm3d", fields, st, ("frame %d"):format(frame)) end
   render()
   local path = ("%s/mpm3d_%05d.png"):format(out, frame)
-  image.write_png(path, pixels, { min = 0, max = test and 4 or 12, colormap = "inferno" })
-  if not test and (frame == 1 or frame % 30 == 0) then print(path) end
+  image.write_png(path, pixels, { min = 0, max = exposure(), colormap = "inferno" })
+  if not test and (frame == 1 or frame % 30 == 0) then progress:print(path) end
+  progress(frame)
 end
+progress:done()
 
 if not test then
   local movie = example.movie(out, "mpm3d")

@@ -5,6 +5,7 @@
 -- the walls on the grid, and gathers velocities and their gradient back (G2P).
 --
 --   lattice examples/mpm88.lua [--out DIR] [--test] [--bench FRAMES] [--scale K] [--threads T] [--fast-math]
+--                              [--window] [--frames N] [--quiet]
 --
 -- Writes DIR/mpm88_<frame>.png (the particles' density) and, when ffmpeg is
 -- installed, DIR/mpm88.mp4. --bench FRAMES (bench/run.sh): no images; prints
@@ -14,7 +15,9 @@
 -- substeps; mass and momentum conservation of P2G, and every particle's
 -- position, velocity, affine matrix and J compared with the same algorithm
 -- in plain Lua (examples/lib/mpm_ref.lua, double precision: a tolerance).
--- --fast-math: lt.init{fast_math = true} (docs/arithmetic.md).
+-- --fast-math: lt.init{fast_math = true} (docs/arithmetic.md). --window: the
+-- particles as dots in a window (space pauses, r restarts, s saves a PNG, q
+-- quits).
 local clock = require "lattice.clock"
 local t_start = clock.now()
 local lt = require "lattice"
@@ -31,6 +34,7 @@ local K = opts.scale or 1
 local n_particles, n_grid = 8192 * K * K, 128 * K
 local FRAMES, SUBSTEPS = 120, 50
 if test then n_particles, n_grid, FRAMES, SUBSTEPS, K = 512, 32, 3, 10, 1 end
+FRAMES = opts.frames or FRAMES
 local dx, inv_dx, dt = 1 / n_grid, n_grid, 2e-4 / K
 local p_vol, p_rho = (dx * 0.5) ^ 2, 1
 local p_mass = p_vol * p_rho
@@ -122,9 +126,13 @@ lt.compile(clear, p2g, grid_op, g2p, render)
 
 -- the initial block of particles (the same numbers as bench/mpm88.c)
 local positions = ref.init_positions(n_particles, 2)
-x:from_table(positions)   -- one call for all particles (x[p] = ... per particle is slower)
-v:fill({ 0, -1 })
-J:fill(1)
+local function start()
+  x:from_table(positions)   -- one call for all particles (x[p] = ... per particle is slower)
+  v:fill({ 0, -1 })
+  C:fill(0)
+  J:fill(1)
+end
+start()
 
 -- ---- run --------------------------------------------------------------------------------
 
@@ -166,13 +174,34 @@ if opts.bench then
   return
 end
 
+if opts.window then
+  local view = example.window(opts, "mpm88", { 640, 640 }, FRAMES)
+  local f = 0
+  while view:running() do
+    if view:restarted() then start(); f = 0 end
+    if not view.paused then
+      for _ = 1, SUBSTEPS do clear(); p2g(); grid_op(); g2p() end
+      f = f + 1
+    end
+    view.win:clear(0x112f41)
+    view.win:circles(x, { radius = 1.5, color = 0x068587 })
+    view.win:text(0.02, 0.95, ("%d particles  frame %d  %.0f fps"):format(n_particles, f, view.win.fps))
+    view:show()
+  end
+  view:close()
+  return
+end
+
+local progress = example.progress(opts, "mpm88", FRAMES, SUBSTEPS)
 image.mkdirs(out)
 for f = 1, FRAMES do
   frame(f)
   local path = ("%s/mpm88_%05d.png"):format(out, f)
   image.write_png(path, pixels, { min = 0, max = test and 4 or 3, colormap = "inferno" })
-  if not test and (f == 1 or f % 30 == 0) then print(path) end
+  if not test and (f == 1 or f % 30 == 0) then progress:print(path) end
+  progress(f)
 end
+progress:done()
 
 if not test then
   local movie = example.movie(out, "mpm88")

@@ -4,10 +4,14 @@
 -- which runs serially inside the parallel loop over the stars; the disc is
 -- drawn with lt.random in a kernel.
 --
---   lattice examples/nbody.lua [--out DIR] [--test]
+--   lattice examples/nbody.lua [--out DIR] [--test] [--window] [--frames N] [--quiet]
 --
 -- Writes DIR/nbody_<frame>.png (the stars seen from above) and, when ffmpeg
--- is installed, DIR/nbody.mp4. --test: 48 stars for a few steps, every
+-- is installed, DIR/nbody.mp4. A pixel's colour is log(1 + the stars on it),
+-- and white is where the 99th percentile of the lit pixels lies in that
+-- frame (examples/lib/splat.lua): the dense centre would otherwise leave the
+-- rest of the disc black. --window: the stars as dots in a window (space
+-- pauses, r restarts, s saves a PNG, q quits). --test: 48 stars for a few steps, every
 -- position and velocity compared with the same integrator in plain Lua, and
 -- the total energy (computed by a kernel with a reduction, and in Lua) kept
 -- within a tolerance.
@@ -20,6 +24,7 @@ local out, test = opts.out, opts.test
 
 local N, FRAMES, STEPS = 2048, 90, 4
 if test then N, FRAMES, STEPS = 48, 3, 5 end
+FRAMES = opts.frames or FRAMES
 local G, EPS, DT = 1.0, 0.02, 2e-4
 
 lt.init { seed = 2024 }
@@ -71,10 +76,22 @@ local measure = lt.kernel(function()
 end)
 
 -- the stars seen from above: [-0.625, 0.625] onto the picture
-local pixels, render = example.lib("splat").new(lt, pos, N, test and 32 or 400, 0.8, 0.5)
+local pixels, render, exposure = example.lib("splat").new(lt, pos, N, test and 32 or 400, 0.8, 0.5,
+  { blur = test and 0 or 2, tone = "log" })
+
+-- the same view for the window: positions in [0, 1]^2 and a colour by speed
+local screen = lt.field(lt.vec2, N)
+local speed = lt.field(lt.f32, N)
+local project = lt.kernel(function()
+  for i in lt.ndrange(N) do
+    local p = pos[i]
+    screen[i] = lt.vec2(p.x * 0.8 + 0.5, p.y * 0.8 + 0.5)
+    speed[i] = vel[i]:norm()
+  end
+end)
 
 -- trace every kernel now and compile them all at once, on all cores
-lt.compile(init, step, measure, render)
+lt.compile(init, step, measure, render, project)
 
 -- ---- the plain-Lua reference of --test ------------------------------------------------
 
@@ -134,11 +151,33 @@ end
 -- ---- run ----------------------------------------------------------------------------------
 
 init()
+if opts.window then
+  local view = example.window(opts, "nbody", { 640, 640 }, FRAMES)
+  local frame = 0
+  while view:running() do
+    if view:restarted() then
+      init()
+      frame = 0
+    end
+    if not view.paused then
+      for _ = 1, STEPS do step() end
+      frame = frame + 1
+    end
+    project()
+    view.win:clear(0x000000)
+    view.win:circles(screen, { radius = 1.5, color_field = speed, min = 0, max = 1.5, colormap = "inferno" })
+    view.win:text(0.02, 0.95, ("%d stars  frame %d  %.0f fps"):format(N, frame, view.win.fps), { color = 0xcccccc })
+    view:show()
+  end
+  view:close()
+  return
+end
 if test then   -- the reference starts from the drawn disc
   ref = { p = {}, v = {}, m = {} }
   for i = 0, N - 1 do ref.p[i], ref.v[i], ref.m[i] = pos[i], vel[i], mass[i] end
 end
 local e0 = test and compare("start")
+local progress = example.progress(opts, "nbody", FRAMES, STEPS)
 image.mkdirs(out)
 for frame = 1, FRAMES do
   for _ = 1, STEPS do
@@ -153,9 +192,11 @@ for frame = 1, FRAMES do
   end
   render()
   local path = ("%s/nbody_%05d.png"):format(out, frame)
-  image.write_png(path, pixels, { min = 0, max = test and 3 or 6, colormap = "inferno" })
-  if not test and (frame == 1 or frame % 30 == 0) then print(path) end
+  image.write_png(path, pixels, { min = 0, max = exposure(), colormap = "inferno" })
+  if not test and (frame == 1 or frame % 30 == 0) then progress:print(path) end
+  progress(frame)
 end
+progress:done()
 
 if not test then
   local movie = example.movie(out, "nbody")
