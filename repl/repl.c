@@ -113,12 +113,26 @@ static int load_chunk(lua_State *L, const char *buf, const char *name) {
   return repl_load(L, buf, strlen(buf), name);
 }
 
-/* Prints the values on the stack above base with the global print. */
+/* Prints the values on the stack above base readably: lattice.show's print
+** (fields, kernels, levels by their __tostring, plain tables as {4, 5}),
+** which writes through the global print; the global print when that module
+** cannot be had. */
 static void print_results(lua_State *L, int base) {
   int n = lua_gettop(L) - base;
   if (n <= 0) return;
   luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
-  lua_getglobal(L, "print");
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "lattice.show");
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+    lua_getfield(L, -1, "print");
+    lua_remove(L, -2);
+  } else {
+    lua_pop(L, 1);
+  }
+  if (!lua_isfunction(L, -1)) {
+    lua_pop(L, 1);
+    lua_getglobal(L, "print");
+  }
   lua_insert(L, base + 1);
   if (repl_docall(L, n, 0) != LUA_OK) {
     lua_pushfstring(L, "error calling 'print' (%s)", lua_tostring(L, -1));

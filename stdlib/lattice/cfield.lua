@@ -373,9 +373,10 @@ CField.__newindex = function(f, k, v)
   host_write(f, idx, v)
 end
 
+-- "field vec2 (8) 'v'": its components' shape and offset (field.lua's describe)
 CField.__tostring = function(f)
-  local shape = rawget(f, "_shape") and fieldm.shape_text(f._shape) or "(not materialised)"
-  return "field " .. (rawget(f, "_name") or ("#" .. f._serial)) .. " " .. tostring(f._ct) .. " " .. shape
+  local first = rawget(f, "_comps")[1]
+  return fieldm.describe(first or {}, (tostring(rawget(f, "_ct")):gsub("^lt%.", "")), rawget(f, "_name"))
 end
 
 -- A composite field over a slice of another's components (struct member views).

@@ -345,7 +345,9 @@ for _, kind in ipairs { "dense", "bitmasked", "pointer", "dynamic" } do
   Builder[kind] = function(self, axes, shape, opts)
     check_builder(self)
     local id = M.add_level(self.id, kind, axes, shape, opts)
-    return setmetatable({ id = id, gen = self.gen, root = self.root, kind = kind, tok = self.tok }, Builder)
+    local extents = type(shape) == "table" and { table.unpack(shape) } or nil   -- for tostring
+    return setmetatable({ id = id, gen = self.gen, root = self.root, kind = kind, tok = self.tok,
+      _axes = { table.unpack(axes) }, _extents = extents or shape }, Builder)
   end
 end
 
@@ -362,8 +364,38 @@ end
 function Builder:parent() return require("lattice.levels").level_parent(self) end
 function Builder:active() return require("lattice.levels").level_active(self) end
 
+-- "level pointer [ij: 16, 16] #3" (its axes and extents, its SNode id);
+-- a level got from x:parent() or a tree type shows the extents that its
+-- cells add to its parent's along each axis.
+local AXIS_LETTERS = "ijklmnop"
 Builder.__tostring = function(b)
-  return "SNode " .. (b.kind or "root") .. " #" .. b.id
+  local kind = rawget(b, "kind")
+  if not kind then return "level root #" .. b.id end
+  local axes, extents = rawget(b, "_axes"), rawget(b, "_extents")
+  if type(extents) == "number" then
+    local e = {}
+    for k = 1, #axes do e[k] = extents end
+    extents = e
+  end
+  if not axes and b.gen == state.gen and state.prog then     -- from the levels' shapes
+    local ok, info = pcall(core.snode_info, state.prog, b.id)
+    local pok, pinfo = false, nil
+    if ok and info.parent >= 0 then pok, pinfo = pcall(core.snode_info, state.prog, info.parent) end
+    if ok then
+      axes, extents = {}, {}
+      for k, n in ipairs(info.shape) do
+        local above = pok and pinfo.shape[k] or 1
+        if n ~= above then axes[#axes + 1], extents[#extents + 1] = k - 1, n // above end
+      end
+    end
+  end
+  if not axes then return "level " .. kind .. " #" .. b.id end
+  local letters, ext = {}, {}
+  for k, a in ipairs(axes) do
+    letters[k] = AXIS_LETTERS:sub(a + 1, a + 1)
+    ext[k] = tostring(extents[k])
+  end
+  return "level " .. kind .. " [" .. table.concat(letters) .. ": " .. table.concat(ext, ", ") .. "] #" .. b.id
 end
 M.Builder = Builder
 
@@ -773,9 +805,27 @@ Field.__newindex = function(f, k, v)
   host_set(f, idx, v)
 end
 
+-- "field f32 (4, 5) 'x'", "field vec2 (8) 'v'" (what = the element type's
+-- name; f = the field, or a composite's first component), with " offset
+-- (-4, -4)" when it has one. Before its tree is laid out the shape is the
+-- level's; "(not placed)" when it has none yet. Nothing is materialised.
+function M.describe(f, what, name)
+  local shape = rawget(f, "_shape")
+  local reset = rawget(f, "_snode") and rawget(f, "_gen") ~= state.gen
+  if not shape and rawget(f, "_snode") and not reset and state.prog then
+    local ok, info = pcall(core.snode_info, state.prog, f._snode)
+    if ok then shape = info.shape end
+  end
+  local s = "field " .. what .. " " .. (shape and shape_text(shape) or "(not placed)")
+  if name then s = s .. " '" .. name .. "'" end
+  local o = rawget(f, "_offset")
+  if o then s = s .. " offset " .. shape_text(o) end
+  if reset then s = s .. " (of a program lt.init has reset)" end
+  return s
+end
+
 Field.__tostring = function(f)
-  local shape = f._shape and shape_text(f._shape) or (f._snode and "(not materialised)" or "(not placed)")
-  return "field " .. (rawget(f, "_name") or ("#" .. f._serial)) .. " " .. f.dtype.name .. " " .. shape
+  return M.describe(f, rawget(f, "_dtype").name, rawget(f, "_name"))
 end
 
 return M

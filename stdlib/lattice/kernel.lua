@@ -298,6 +298,9 @@ local function signature_part(t)
   return t, t.name
 end
 
+-- "kernel k": in messages
+local function short_name(k) return "kernel " .. (k.name or ("@" .. k.short_src .. ":" .. k.line)) end
+
 -- The argument types from the annotations alone, and the signature key
 -- __call would make for them; nil and the name of the first argument without
 -- an annotation when there is one.
@@ -321,7 +324,7 @@ function K:compile()
   local tys, key = declared_signature(self)
   if not tys then
     state.raise(("%s: argument '%s' has no type annotation; compiling before the first call needs the types of "
-      .. "every argument, e.g. lt.kernel(fn, {%s = lt.f32})"):format(tostring(self), key, key))
+      .. "every argument, e.g. lt.kernel(fn, {%s = lt.f32})"):format(short_name(self), key, key))
   end
   if not self.cache[key] then
     fieldm.materialize_current()
@@ -723,6 +726,22 @@ function K:signatures()
   return list
 end
 
-K.__tostring = function(k) return "kernel " .. (k.name or ("@" .. k.short_src .. ":" .. k.line)) end
+-- "kernel fill(a: f32, n) compiled for (f32, i32)": its arguments with their
+-- annotations, and the signatures compiled so far (or "not compiled yet")
+K.__tostring = function(k)
+  local params = {}
+  for i, p in ipairs(k.params) do
+    local t = k.argtypes[p]
+    local key = t ~= nil and select(2, signature_part(t))
+    params[i] = key and (p .. ": " .. key:gsub("^lt%.", "")) or p
+  end
+  local sigs = k:signatures()
+  for i, s in ipairs(sigs) do
+    local args, variant = s:match("^([^|]*)|?(.*)$")
+    sigs[i] = "(" .. args:gsub("lt%.", ""):gsub(",", ", ") .. ")" .. (variant ~= "" and (" " .. variant) or "")
+  end
+  return "kernel " .. (k.name or ("<" .. k.short_src .. ":" .. k.line .. ">")) .. "(" .. table.concat(params, ", ") .. ")"
+    .. (#sigs > 0 and (" compiled for " .. table.concat(sigs, ", ")) or " (not compiled yet)")
+end
 
 return M

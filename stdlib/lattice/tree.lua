@@ -43,6 +43,22 @@ end
 
 local function is_layout(x) return getmetatable(x) == Layout end
 
+-- "dense(ij, 8) {rho, vel}": a layout as lt.tree's description gives it
+local AXIS_LETTERS = "ijklmnop"
+local function layout_text(l)
+  local axes = {}
+  for k, a in ipairs(type(l.axes) == "table" and l.axes or {}) do
+    axes[k] = math.type(a) == "integer" and AXIS_LETTERS:sub(a + 1, a + 1) or "?"
+  end
+  local shape = type(l.shape) == "table" and table.concat(l.shape, ", ") or tostring(l.shape)
+  local text = l.kind .. "(" .. table.concat(axes) .. ", " .. shape .. ")"
+  if not l.children then return text end
+  local kids = {}
+  for _, c in ipairs(l.children) do kids[#kids + 1] = is_layout(c) and layout_text(c) or tostring(c) end
+  return text .. " {" .. table.concat(kids, ", ") .. "}"
+end
+Layout.__tostring = function(l) return "lt." .. layout_text(l) end
+
 -- Places field c (a declared name, or NAME.grad: NAME's gradient) under
 -- SNode parent; returns its place id, or the list of its components' ids.
 local function place(parent, c, dtype)
@@ -160,8 +176,11 @@ function M.new(ensure, desc)
   local ok, err = core.materialize(state.prog, root, false)
   if not ok then raise("lt.tree: cannot lay out the tree: " .. tostring(err)) end
   serial = serial + 1
+  local layout = {}
+  for _, c in ipairs(desc) do layout[#layout + 1] = is_layout(c) and layout_text(c) or tostring(c) end
   local tt = setmetatable({ root = root, gen = state.gen, fields = {}, names = names,
-    tree = core.snode_info(state.prog, root).tree, serial = serial, tok = tok }, TreeType)
+    tree = core.snode_info(state.prog, root).tree, serial = serial, tok = tok,
+    layout_text = table.concat(layout, ", ") }, TreeType)
   local function describe(name, id, label)
     if type(id) == "table" then
       local comps = {}
@@ -233,7 +252,19 @@ function M.proxy(tt)
   return setmetatable({ _type = tt, _proxy = true, _fields = {} }, Instance)
 end
 
-TreeType.__tostring = function(tt) return "tree type #" .. tt.serial .. " (" .. table.concat(tt.names, ", ") .. ")" end
+-- "tree type #1 {rho: f32, vel: vec2} pointer(ij, 32) {dense(ij, 8) {rho, vel}}"
+local function fields_text(tt)
+  local list = {}
+  for k, name in ipairs(tt.names) do
+    local d = tt.fields[name]
+    list[k] = name .. ": " .. (tostring(d.composite or d.dtype):gsub("^lt%.", ""))
+  end
+  return "tree type #" .. tt.serial .. " {" .. table.concat(list, ", ") .. "}"
+end
+TreeType.__tostring = function(tt)
+  local layout = rawget(tt, "layout_text")
+  return fields_text(tt) .. (layout and layout ~= "" and (" " .. layout) or "")
+end
 
 local inst_methods = {}
 -- g:deactivate_all(): every sparse cell of the instance (sparse.lua)
@@ -265,7 +296,7 @@ Instance.__newindex = function(_, k)
     tostring(k) .. "[i] = v)")
 end
 Instance.__tostring = function(inst)
-  return "instance of " .. tostring(inst._type) .. ((inst._ud or inst._proxy) and "" or " (destroyed)")
+  return "instance of " .. fields_text(inst._type) .. ((inst._ud or inst._proxy) and "" or " (destroyed)")
 end
 
 return M

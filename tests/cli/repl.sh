@@ -2,7 +2,8 @@
 # The REPL fed through a pipe (no terminal: no prompt, line-by-line
 # evaluation): values print, multi-line chunks continue, errors are reported
 # and the session goes on, commands work, a kernel typed at the prompt runs
-# and shows its IR. Usage: repl.sh LATTICE
+# and shows its IR (:ir k, :ir k all, :ir k PASS); values echo readably.
+# Usage: repl.sh LATTICE
 set -u
 LATTICE=$1
 tmp=$(mktemp -d)
@@ -100,6 +101,32 @@ expect_sub ":ir with quotes in NAME" "$tmp/err" "no kernel named 'kt[\"zz\"]'"
 expect "runs until :quit" "$tmp/out" "before quit"
 if grep -q "not reached" "$tmp/out"; then echo "FAIL :quit did not stop"; fails=$((fails + 1)); fi
 if [ -e "$tmp/.lattice_history" ]; then echo "FAIL history written without a terminal"; fails=$((fails + 1)); fi
+
+# values echo readably: Lattice's objects by their __tostring, plain tables
+# as constructors (lattice.show); strings and numbers as print shows them
+HOME="$tmp" LT_CACHE=off "$LATTICE" > "$tmp/out" 2> "$tmp/err" <<'LUA'
+f = lt.field(lt.f32, {4, 5}, "x")
+f
+f.shape
+v = lt.field(lt.vec2, 8, "v")
+v
+lt.ndarray(lt.i32, {3, 3})
+k = lt.kernel(function(a) f[0][0] = a end, {a = lt.f32})
+k(1)
+k
+lt.root:pointer(lt.ij, 16)
+{1, {2, 3}, name = "n"}
+"plain", 7
+LUA
+expect "echo: a field" "$tmp/out" "field f32 (4, 5) 'x'"
+expect "echo: a shape" "$tmp/out" "{4, 5}"
+expect "echo: a vector field" "$tmp/out" "field vec2 (8) 'v'"
+expect "echo: an ndarray" "$tmp/out" "ndarray i32 (3, 3)"
+expect "echo: a kernel" "$tmp/out" "kernel k(a: f32) compiled for (f32)"
+expect_sub "echo: a level" "$tmp/out" "level pointer [ij: 16, 16] #"
+expect "echo: a nested table" "$tmp/out" '{1, {2, 3}, name = "n"}'
+expect "echo: a string and a number" "$tmp/out" "plain	7"
+[ -s "$tmp/err" ] && { echo "FAIL echo: errors:"; cat "$tmp/err"; fails=$((fails + 1)); }
 
 # end of input inside an unfinished chunk is a syntax error, not a hang
 printf 'function f()\n  return 1\n' | "$LATTICE" > "$tmp/out" 2> "$tmp/err"
