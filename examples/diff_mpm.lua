@@ -6,6 +6,7 @@
 -- the steps and tape:backward() runs their adjoints.
 --
 --   lattice examples/diff_mpm.lua [--out DIR] [--test] [--bench N] [--threads T] [--fast-math]
+--                                 [--window] [--frames N] [--quiet]
 --
 -- Writes DIR/diff_mpm_loss.png (the loss per iteration, log scale),
 -- DIR/diff_mpm_before.png and DIR/diff_mpm_after.png (the particles' paths
@@ -13,7 +14,10 @@
 -- problem; checks that the loss falls by 10x and that the gradient of the
 -- loss by the initial velocity matches central finite differences.
 -- --bench N (bench/run.sh): times N forward passes and N gradient passes
--- (forward on a tape + backward), and the compile time of both.
+-- (forward on a tape + backward), and the compile time of both. --frames N:
+-- N iterations of gradient descent. --window: each iteration's throw played
+-- in a window, the target in red, then the next iteration (space pauses, r
+-- restarts from the first velocity, s saves a PNG, q quits).
 local clock = require "lattice.clock"
 local lt = require "lattice"
 local image = require "lattice.image"
@@ -24,7 +28,7 @@ local test, out = opts.test, opts.out
 
 local side = test and 8 or 24                  -- particles per side of the block
 local n, n_grid, steps = side * side, test and 24 or 48, test and 24 or 64
-local iterations = test and 12 or 30
+local iterations = opts.frames or (test and 12 or 30)
 local dx, inv_dx, dt = 1 / n_grid, n_grid, 2e-3
 local p_vol = (dx * 0.5) ^ 2
 local p_mass = p_vol
@@ -232,6 +236,40 @@ end
 -- ---- gradient descent ----------------------------------------------------------------
 local vx, vy = 1.0, 1.0
 local lr = 0.2 / (T * T)                        -- the loss is about |T v - d|^2: each step takes 40% of the way
+
+if opts.window then
+  local shown = lt.field(lt.vec2, n)             -- the particles at one step, for win:circles
+  local goal = lt.field(lt.vec2, 1)
+  goal[0] = { target.x, target.y }
+  local at = lt.kernel(function(s)
+    for p in lt.ndrange(n) do shown[p] = lt.vec2(x[s][p]) end
+  end, { s = lt.i32 })
+  local EVERY = 4                                  -- simulation steps a frame
+  local view = example.window(opts, "diff_mpm", { 512, 512 }, iterations * (steps // EVERY))
+  local it, s, l = 0, steps, 0
+  while view:running() do
+    if view:restarted() then vx, vy, it, s = 1.0, 1.0, 0, steps end
+    if not view.paused then
+      if s >= steps then                           -- the next iteration: its gradient, then play its throw
+        local gx, gy
+        l, gx, gy = gradient(vx, vy)
+        it, s = it + 1, 0
+        vx, vy = vx - lr * gx, vy - lr * gy
+      end
+      s = math.min(s + EVERY, steps - 1)
+      if s == steps - 1 then s = steps end
+    end
+    at(math.min(s, steps - 1))
+    view.win:clear(0x0d0d14)
+    view.win:circles(goal, { radius = 6, color = 0xe02020 })
+    view.win:circles(shown, { radius = 2, color = 0x8899ff })
+    view.win:text(0.02, 0.95, ("iteration %d  loss %.3e  step %d"):format(it, l, math.min(s, steps - 1)))
+    view:show()
+  end
+  view:close()
+  return
+end
+
 local losses = {}
 if not test then image.mkdirs(out) end
 for it = 1, iterations do

@@ -4,24 +4,28 @@
 -- the pattern as it moves -- an acorn growing in the middle, gliders flying
 -- away from it.
 --
---   lattice examples/sparse_life.lua [--out DIR] [--test]
+--   lattice examples/sparse_life.lua [--out DIR] [--test] [--window] [--frames N] [--quiet]
 --
 -- Writes DIR/sparse_life_<step>.png (default DIR: ./out) and prints their
 -- paths. In the pictures live cells are white, active blocks blue (their
 -- border cells lighter, so each block shows as a tile) and inactive memory
--- black.
+-- black. --frames N: N pictures (EVERY steps apart). --window: the cells
+-- in a window, 2 steps a frame (white live, grey active blocks; space
+-- pauses, r restarts, s saves a PNG, q quits).
 -- --test: a small torus and few steps; every cell and the set of active
 -- blocks are checked against the same rules in plain Lua after every step.
 local lt = require "lattice"
 local image = require "lattice.image"
 
-local opts = require("lattice.example").options("examples/sparse_life.lua")
+local example = require "lattice.example"
+local opts = example.options("examples/sparse_life.lua")
 local out, test = opts.out, opts.test
 
 local B = 16                           -- cells along each axis of a block
 local N, STEPS, EVERY = 512, 2000, 250 -- torus size, steps, steps between pictures
 local SCALE = 2                        -- pixels per cell along each axis
 if test then N, STEPS, EVERY, SCALE = 96, 48, 16, 1 end
+if opts.frames then STEPS = opts.frames * EVERY end
 local NBK = N // B                     -- blocks along each axis
 
 lt.init {}
@@ -201,14 +205,48 @@ local function picture(path, t)
     px[x] = col
   end
   image.write_png(path, px)
-  print(path)
+  return path
 end
 
 -- ---- run ----------------------------------------------------------------------------
+if opts.window then
+  local clear_all = lt.kernel(function()
+    for i, j in lt.ndrange(N, N) do
+      if lt.is_active(blocks, i, j) then lt.deactivate(blocks, i, j) end
+    end
+  end)
+  local view = example.window(opts, "sparse_life", { N * SCALE, N * SCALE }, STEPS // 2)
+  local src, s = cur, 0
+  while view:running() do
+    if view:restarted() then
+      clear_all()
+      for _, c in ipairs(start) do cur[c[1]][c[2]] = 1 end
+      src, s = cur, 0
+    end
+    if not view.paused then
+      for _ = 1, 2 do
+        grow[src]()
+        step[src]()
+        prune()
+        src = (src == cur) and nxt or cur
+      end
+      s = s + 2
+    end
+    show[src]()
+    view.win:image(shown, { min = 0, max = 3, colormap = "gray" })
+    view.win:text(0.02, 0.95, ("step %d  %d active blocks  %.0f fps"):format(s, active_blocks(), view.win.fps),
+      { color = 0x66aaff })
+    view:show()
+  end
+  view:close()
+  return
+end
+
+local progress = example.progress(opts, "sparse_life", STEPS // EVERY, EVERY)
 image.mkdirs(out)
 local src, fewest, most = cur, NBK * NBK, 0
 show[src]()
-picture(("%s/sparse_life_%05d.png"):format(out, 0), shown:to_table())
+progress:print(picture(("%s/sparse_life_%05d.png"):format(out, 0), shown:to_table()))
 for s = 1, STEPS do
   grow[src]()
   step[src]()
@@ -223,9 +261,11 @@ for s = 1, STEPS do
   end
   if s % EVERY == 0 then
     if not test then show[src]() end
-    picture(("%s/sparse_life_%05d.png"):format(out, s), shown:to_table())
+    progress:print(picture(("%s/sparse_life_%05d.png"):format(out, s), shown:to_table()))
+    progress(s // EVERY)
   end
 end
+progress:done()
 if test then
   -- the point of the example: most of the torus never had memory
   assert(most < NBK * NBK // 2, ("sparse_life: %d of %d blocks active at once"):format(most, NBK * NBK))
