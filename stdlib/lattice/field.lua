@@ -364,39 +364,8 @@ end
 function Builder:parent() return require("lattice.levels").level_parent(self) end
 function Builder:active() return require("lattice.levels").level_active(self) end
 
--- "level pointer [ij: 16, 16] #3" (its axes and extents, its SNode id);
--- a level got from x:parent() or a tree type shows the extents that its
--- cells add to its parent's along each axis.
-local AXIS_LETTERS = "ijklmnop"
-Builder.__tostring = function(b)
-  local kind = rawget(b, "kind")
-  if not kind then return "level root #" .. b.id end
-  local axes, extents = rawget(b, "_axes"), rawget(b, "_extents")
-  if type(extents) == "number" then
-    local e = {}
-    for k = 1, #axes do e[k] = extents end
-    extents = e
-  end
-  if not axes and b.gen == state.gen and state.prog then     -- from the levels' shapes
-    local ok, info = pcall(core.snode_info, state.prog, b.id)
-    local pok, pinfo = false, nil
-    if ok and info.parent >= 0 then pok, pinfo = pcall(core.snode_info, state.prog, info.parent) end
-    if ok then
-      axes, extents = {}, {}
-      for k, n in ipairs(info.shape) do
-        local above = pok and pinfo.shape[k] or 1
-        if n ~= above then axes[#axes + 1], extents[#extents + 1] = k - 1, n // above end
-      end
-    end
-  end
-  if not axes then return "level " .. kind .. " #" .. b.id end
-  local letters, ext = {}, {}
-  for k, a in ipairs(axes) do
-    letters[k] = AXIS_LETTERS:sub(a + 1, a + 1)
-    ext[k] = tostring(extents[k])
-  end
-  return "level " .. kind .. " [" .. table.concat(letters) .. ": " .. table.concat(ext, ", ") .. "] #" .. b.id
-end
+-- "level pointer [ij: 16, 16] #3" (levels.lua)
+Builder.__tostring = function(b) return require("lattice.levels").level_text(b) end
 M.Builder = Builder
 
 -- The scalar fields to place for place(...)'s arguments: a composite field

@@ -16,6 +16,7 @@
 --
 -- hooks.lua's struct_loop pushes each struct-for's level and indices (by
 -- physical axis) on the trace's sf_levels stack while its body is traced.
+local core = require "lattice.core"
 local state = require "lattice.state"
 local types = require "lattice.types"
 local fieldm = require "lattice.field"
@@ -35,6 +36,40 @@ local function err(msg)
 end
 
 function M.is_level(x) return getmetatable(x) == Builder end
+
+-- "level pointer [ij: 16, 16] #3" (its axes and extents, its SNode id);
+-- a level got from x:parent() or a tree type shows the extents that its
+-- cells add to its parent's along each axis.
+local AXIS_LETTERS = "ijklmnop"
+function M.level_text(b)
+  local kind = rawget(b, "kind")
+  if not kind then return "level root #" .. b.id end
+  local axes, extents = rawget(b, "_axes"), rawget(b, "_extents")
+  if type(extents) == "number" then
+    local e = {}
+    for k = 1, #axes do e[k] = extents end
+    extents = e
+  end
+  if not axes and b.gen == state.gen and state.prog then     -- from the levels' shapes
+    local ok, info = pcall(core.snode_info, state.prog, b.id)
+    local pok, pinfo = false, nil
+    if ok and info.parent >= 0 then pok, pinfo = pcall(core.snode_info, state.prog, info.parent) end
+    if ok then
+      axes, extents = {}, {}
+      for k, n in ipairs(info.shape) do
+        local above = pok and pinfo.shape[k] or 1
+        if n ~= above then axes[#axes + 1], extents[#extents + 1] = k - 1, n // above end
+      end
+    end
+  end
+  if not axes then return "level " .. kind .. " #" .. b.id end
+  local letters, ext = {}, {}
+  for k, a in ipairs(axes) do
+    letters[k] = AXIS_LETTERS:sub(a + 1, a + 1)
+    ext[k] = tostring(extents[k])
+  end
+  return "level " .. kind .. " [" .. table.concat(letters) .. ": " .. table.concat(ext, ", ") .. "] #" .. b.id
+end
 
 -- A handle for SNode id, of the same tree (and instance) as `from`.
 local function handle(id, gen, root, tok, inst)
