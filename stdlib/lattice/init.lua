@@ -514,11 +514,6 @@ function lt.compile(...)
     if getmetatable(k) ~= kernel.Kernel then
       state.raise(("lt.compile: argument %d is not a kernel (lt.kernel(...)), got %s"):format(i, type(k)))
     end
-    k:compile()
-  end
-end
-
--- gradients: lt.tape, lt.clear_grads (autodiff.lua, docs/autodiff.md)
   end
   local t0, tty, shown = core.now(), core.isatty(2), false
   local function notice(what, i)
@@ -531,7 +526,7 @@ end
   for i = 1, n do
     notice("tracing", i)
     local k = select(i, ...)
-function lt.tape(fn) ensure_init(); return require("lattice.autodiff").tape(fn) end
+    k:compile()
     names[i] = k.name
   end
   for i = 1, n do                  -- waits for each in turn; the others go on being made meanwhile
@@ -542,6 +537,11 @@ function lt.tape(fn) ensure_init(); return require("lattice.autodiff").tape(fn) 
   if shown and tty then
     io.stderr:write(("\rlattice: lt.compile: %d kernels ready in %.1f s (%s)\27[K\n")
       :format(n, core.now() - t0, table.concat(names, ", ")))
+  end
+end
+
+-- gradients: lt.tape, lt.clear_grads (autodiff.lua, docs/autodiff.md)
+function lt.tape(fn) ensure_init(); return require("lattice.autodiff").tape(fn) end
 function lt.clear_grads(...) return require("lattice.autodiff").clear_grads(...) end
 
 -- lt.aot.module{...}: AOT modules (aot.lua, docs/aot.md)
