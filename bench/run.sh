@@ -24,6 +24,8 @@
 #   startup.sh      `lattice -e ""`, and up to a first kernel (bench/startup.lua)
 #   profile.sh      the kernel profiler's overhead, from bench/profile_overhead.sh
 #                   when it exists (a hook until then)
+#   gui.sh          lattice.gui's frames/s in an SDL2 window on Xvfb (bench/gui.lua):
+#                   a 1024^2 field image and 100k circles, vsync off
 #   overview.sh     the summary table against Taichi
 # bench/rows/lib.sh holds the shared helpers, bench/rows/taichi.sh the Taichi
 # side: bench/taichi/*.py, run by the Python in LT_TAICHI_PYTHON or
@@ -48,7 +50,7 @@ tmp=$(mktemp -d)
 cd "$ROOT"
 export LT_CACHE=off
 
-ROWS="triad sparse dynamic mpm88 busy first_frame cache diff_mpm aot compile startup profile"
+ROWS="triad sparse dynamic mpm88 busy first_frame cache diff_mpm aot compile startup profile gui"
 . bench/rows/lib.sh
 . bench/rows/taichi.sh
 for row in $ROWS overview; do . "bench/rows/$row.sh"; done
@@ -100,7 +102,7 @@ when=$(date -u '+%Y-%m-%d %H:%M UTC')
   echo "\`fast_math=False\` for the same reason (its CPU default is \`fast_math=True\`); the"
   echo "mpm88 section also compares the three sides with fast maths on each."
   echo
-  for section in overview triad sparse dynamic mpm88 busy first_frame cache diff_mpm aot jit compile startup profile; do
+  for section in overview triad sparse dynamic mpm88 busy first_frame cache diff_mpm aot jit compile startup profile gui; do
     "${section}_page"
     echo
   done
