@@ -146,8 +146,8 @@ function M.image(win, f, opts)
     return
   end
   local lo, hi, name = colormap_opts(what, opts)
-  local k = cached(f, "image " .. name, function()
-    return K().image_scalar(f, FW, FH, ox, oy, kernels_src.colormaps[name])
+  local k = cached(f, "image " .. name .. " " .. W .. "x" .. H, function()
+    return K().image_scalar(f, FW, FH, ox, oy, kernels_src.colormaps[name], W, H)
   end)
   k(win.canvas, lo, hi)
 end

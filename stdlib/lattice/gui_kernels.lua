@@ -50,26 +50,26 @@ end
 
 -- image.c's apply_colormap of v (f64, already (x - min) / (max - min)):
 -- segment k (stops k - 1 .. k) for the first k >= 2 with v <= stop k's
--- position, found by a binary search unrolled at trace time (one segment's
--- arithmetic runs per pixel).
+-- position. The segment's end points are chosen with selects from the last
+-- segment down (no branches: neighbouring pixels fall in different segments
+-- at random, and mispredicted branches cost more than the selects); then one
+-- segment's arithmetic runs, the same as image.c's, so the bytes agree.
 local function colormap(stops)
   local n = #stops
   return lt.func(function(v0)
     local v = lt.f64(0)
     if v0 > 0.0 then v = lt.min(v0, 1.0) end
-    local function seg(i, j)
-      local out = lt.u32(0)
-      if i == j then
-        local a, b = stops[i - 1], stops[i]
-        local t = (v - a[1]) / (b[1] - a[1])
-        out = rgb(a[2] + t * (b[2] - a[2]), a[3] + t * (b[3] - a[3]), a[4] + t * (b[4] - a[4]))
-      else
-        -- (no number local here: it would become a kernel variable)
-        if v <= stops[(i + j) // 2][1] then out = seg(i, (i + j) // 2) else out = seg((i + j) // 2 + 1, j) end
+    local a = { lt.f64(stops[n - 1][1]), lt.f64(stops[n - 1][2]), lt.f64(stops[n - 1][3]), lt.f64(stops[n - 1][4]) }
+    local b = { lt.f64(stops[n][1]), lt.f64(stops[n][2]), lt.f64(stops[n][3]), lt.f64(stops[n][4]) }
+    for k in lt.static(n - 1, 2, -1) do         -- unrolled at trace time
+      local here = v <= stops[k][1]
+      for m in lt.static(1, 4) do
+        a[m] = lt.select(here, stops[k - 1][m], a[m])
+        b[m] = lt.select(here, stops[k][m], b[m])
       end
-      return out
     end
-    return seg(2, n)
+    local t = (v - a[1]) / (b[1] - a[1])
+    return rgb(a[2] + t * (b[2] - a[2]), a[3] + t * (b[3] - a[3]), a[4] + t * (b[4] - a[4]))
   end)
 end
 K.colormap = colormap
@@ -84,24 +84,17 @@ end
 
 -- A 2-D scalar field f (FW x FH, first index x left to right, second y
 -- bottom to top, indices from ox, oy) scaled to the canvas by nearest
--- sampling, in 16 x 16 tiles (the field's rows run down the canvas' columns).
-function K.image_scalar(f, FW, FH, ox, oy, stops)
+-- sampling, a canvas row per iteration of the outer index (its writes are
+-- contiguous; 16 x 16 tiles over the field's rows measured 3x slower). The
+-- canvas' size W x H is a constant of the kernel (gui_draw.lua keys its
+-- cache by it), so the sampling's divisions fold into multiplications.
+function K.image_scalar(f, FW, FH, ox, oy, stops, W, H)
   local cmap = colormap(stops)
-  local TILE = 16
   return function(cv, lo, hi)
-    local H, W = cv.shape[1], cv.shape[2]
-    local tw = (W + TILE - 1) // TILE
-    local th = (H + TILE - 1) // TILE
-    for t in lt.ndrange(tw * th) do
-      local c0, r0 = (t % tw) * TILE, (t // tw) * TILE
-      local c1, r1 = lt.min(c0 + TILE, W), lt.min(r0 + TILE, H)
-      for c = c0, c1 - 1 do
-        local x = c * FW // W + ox
-        for r = r0, r1 - 1 do
-          local y = (H - 1 - r) * FH // H + oy
-          cv[r][c] = cmap((lt.f64(f[x][y]) - lo) / (hi - lo))
-        end
-      end
+    for r, c in lt.ndrange(H, W) do
+      local y = (H - 1 - r) * FH // H + oy
+      local x = c * FW // W + ox
+      cv[r][c] = cmap((lt.f64(f[x][y]) - lo) / (hi - lo))
     end
   end
 end
