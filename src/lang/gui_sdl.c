@@ -130,7 +130,7 @@ static void close_win(gui_win *g) {
   g->win = NULL, g->ren = NULL, g->tex = NULL;
   free(g->q);
   g->q = NULL;
-  SDL_QuitSubSystem(SDL_INIT_VIDEO);   /* counted: the last window's close shuts video down */
+  SDL_QuitSubSystem(SDL_INIT_VIDEO);   /* counted; video_held keeps the last reference */
 }
 
 static int l_close(lua_State *L) {
@@ -261,6 +261,12 @@ static int l_open(lua_State *L) {
     SDL_QuitSubSystem(SDL_INIT_VIDEO);
     return 2;
   }
+  /* Video stays up once a window has opened: shutting it down with the last
+  ** window and starting it again for the next one reconnected to the X
+  ** server each time, and under load that reconnection failed now and then
+  ** (SDL: "x11,wayland not available"). One reference is kept for good. */
+  static bool video_held;
+  if (!video_held && SDL_InitSubSystem(SDL_INIT_VIDEO) == 0) video_held = true;
   if (g->tex) SDL_SetTextureBlendMode(g->tex, SDL_BLENDMODE_NONE);
   g->id = SDL_GetWindowID(g->win);
   g->w = w, g->h = h;
