@@ -23,7 +23,8 @@ if ! "$LATTICE" -e 'os.exit(require("lattice.core").gui and 0 or 77)'; then
   exit 77
 fi
 case "${LT_HOST_CFLAGS:-}" in
-  *sanitize*) export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" ;;
+  # (last, so it wins over setup.sh's detect_leaks=1: ASan takes the last value)
+  *sanitize*) export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" ;;
 esac
 
 XVFB=$(command -v Xvfb || true)
