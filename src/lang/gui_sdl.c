@@ -225,6 +225,11 @@ static int l_open(lua_State *L) {
   /* a display or nothing: SDL would otherwise fall back to its invisible
   ** "offscreen" driver (SDL_VIDEODRIVER, when set, still decides) */
   SDL_SetHintWithPriority(SDL_HINT_VIDEODRIVER, "x11,wayland", SDL_HINT_DEFAULT);
+  /* the window surface straight to the display server (X11: MIT-SHM), not
+  ** through an OpenGL texture: without a GPU that is Mesa's software
+  ** rasteriser, which cost ~8 ms a 1024^2 frame under Xvfb and took CPU from
+  ** the kernels (the user's SDL_FRAMEBUFFER_ACCELERATION still decides) */
+  SDL_SetHintWithPriority(SDL_HINT_FRAMEBUFFER_ACCELERATION, "0", SDL_HINT_DEFAULT);
   if (SDL_InitSubSystem(SDL_INIT_VIDEO) != 0) {
     lua_pushnil(L);
     lua_pushfstring(L, "no display (SDL: %s); set DISPLAY, or run under Xvfb "
