@@ -15,6 +15,8 @@
 ** triple in 0..1. All Lua reads happen before the file is opened, so a bad
 ** value raises an error without leaving a half-written file or a leak. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -64,7 +66,7 @@ static unsigned char to_byte(double c) {
   return (unsigned char)lround(c * 255.0);
 }
 
-/* v in 0..1 (NaN is drawn as 0) → rgb */
+/* v in 0..1 (NaN is drawn as 0) → rgb, between the control points */
 static void apply_colormap(const colormap *m, double v, unsigned char *out) {
   if (!(v > 0)) v = 0;
   if (v > 1) v = 1;
@@ -75,6 +77,53 @@ static void apply_colormap(const colormap *m, double v, unsigned char *out) {
   out[0] = to_byte(a->r + t * (b->r - a->r));
   out[1] = to_byte(a->g + t * (b->g - a->g));
   out[2] = to_byte(a->b + t * (b->b - a->b));
+}
+
+/* Colormaps other than gray are tables of LUT_SIZE colours, sampled at
+** i / (LUT_SIZE - 1), as plotting libraries keep them (matplotlib's hold 256):
+** a lookup is what lattice.gui's kernels can afford per pixel, and drawing
+** through the same table here keeps write_png's bytes equal to a window's.
+** Neighbouring entries differ by at most one level per channel. Gray needs
+** no table: its byte is lround(v * 255), exactly. */
+#define LUT_SIZE 1024
+
+static bool is_gray(const colormap *m) { return m->stops == gray_stops; }
+
+/* The entry of value x drawn from [lo, hi]: x - lo scaled by
+** (LUT_SIZE - 1) / (hi - lo) (one multiplication per value, the scale
+** computed once), rounded; NaN and below lo is entry 0. lattice.gui's
+** kernels compute it with the same operations, in the same order. */
+static int lut_index(double x, double lo, double hi) {
+  double s = (x - lo) * ((LUT_SIZE - 1) / (hi - lo));
+  if (!(s > 0)) return 0;
+  if (s > LUT_SIZE - 1) s = LUT_SIZE - 1;
+  return (int)(s + 0.5);
+}
+
+/* m's table as 0xFFRRGGBB words, made on first use */
+static const uint32_t *colormap_lut(const colormap *m) {
+  static uint32_t luts[NCOLORMAPS][LUT_SIZE];
+  static bool made[NCOLORMAPS];
+  int id = (int)(m - colormaps);
+  if (!made[id]) {
+    for (int i = 0; i < LUT_SIZE; i++) {
+      unsigned char c[3];
+      apply_colormap(m, (double)i / (LUT_SIZE - 1), c);
+      luts[id][i] = 0xFF000000u | (uint32_t)c[0] << 16 | (uint32_t)c[1] << 8 | c[2];
+    }
+    made[id] = true;
+  }
+  return luts[id];
+}
+
+/* the colour of value x drawn from [lo, hi] through m */
+static void map_value(const colormap *m, double x, double lo, double hi, unsigned char *out) {
+  if (is_gray(m)) {
+    out[0] = out[1] = out[2] = to_byte((x - lo) / (hi - lo));
+    return;
+  }
+  uint32_t p = colormap_lut(m)[lut_index(x, lo, hi)];
+  out[0] = (unsigned char)(p >> 16), out[1] = (unsigned char)(p >> 8), out[2] = (unsigned char)p;
 }
 
 /* ---- reading the data out of Lua ---- */
@@ -129,7 +178,7 @@ static void read_opts(lua_State *L, int idx, write_opts *o) {
 static void read_pixel(lua_State *L, const write_opts *o, lua_Integer x, lua_Integer y, unsigned char *out) {
   int t = lua_type(L, -1);
   if (t == LUA_TNUMBER) {
-    apply_colormap(o->cmap, (lua_tonumber(L, -1) - o->min) / (o->max - o->min), out);
+    map_value(o->cmap, lua_tonumber(L, -1), o->min, o->max, out);
     return;
   }
   if (t == LUA_TTABLE) {
@@ -418,7 +467,29 @@ static int l_mkdirs(lua_State *L) {
   return 1;
 }
 
+/* image.colormap_table(name) -> {0xFFRRGGBB, ...} (LUT_SIZE entries, or
+** nil for gray, which has no table), the colours lattice.gui looks up */
+static int l_colormap_table(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  for (int i = 0; i < NCOLORMAPS; i++) {
+    if (strcmp(colormaps[i].name, name) != 0) continue;
+    if (is_gray(&colormaps[i])) {
+      lua_pushnil(L);
+      return 1;
+    }
+    const uint32_t *t = colormap_lut(&colormaps[i]);
+    lua_createtable(L, LUT_SIZE, 0);
+    for (int k = 0; k < LUT_SIZE; k++) {
+      lua_pushinteger(L, t[k]);
+      lua_rawseti(L, -2, k + 1);
+    }
+    return 1;
+  }
+  return luaL_error(L, "image.colormap_table: unknown colormap '%s'", name);
+}
+
 static const luaL_Reg image_funcs[] = {
+  {"colormap_table", l_colormap_table},
   {"write_png", l_write_png},
   {"read_png", l_read_png},
   {"mkdirs", l_mkdirs},

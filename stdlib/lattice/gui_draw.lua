@@ -107,10 +107,30 @@ local function colormap_opts(what, opts)
   local lo, hi = number_opt(what, opts, "min", 0), number_opt(what, opts, "max", 1)
   if not (hi > lo) then raise(("%s: opts.max (%g) must be greater than opts.min (%g)"):format(what, hi, lo)) end
   local name = opts.colormap or "gray"
-  if not kernels_src.colormaps[name] then
+  local known = false
+  for _, n in ipairs(kernels_src.colormap_names) do known = known or n == name end
+  if not known then
     raise(what .. ": unknown colormap '" .. tostring(name) .. "' (use \"gray\", \"inferno\" or \"heat\")")
   end
   return lo, hi, name
+end
+
+-- The window's lt.ndarray(lt.u32, {1024}) of colormap name's colours
+-- (image.c's table; gray has none and gets one unused word), made on first
+-- use and kept with the window, whose lifetime (and arch) it shares.
+local function lut_of(win, name)
+  local luts = rawget(win, "_luts")
+  if not luts then
+    luts = {}
+    rawset(win, "_luts", luts)
+  end
+  local t = luts[name]
+  if not t then
+    local words = require("lattice.image").colormap_table(name)
+    t = lt().ndarray(lt().u32, { words and #words or 1 }, words or { 0 })
+    luts[name] = t
+  end
+  return t
 end
 
 function M.clear(win, color)
@@ -146,10 +166,10 @@ function M.image(win, f, opts)
     return
   end
   local lo, hi, name = colormap_opts(what, opts)
-  local k = cached(f, "image " .. name .. " " .. W .. "x" .. H, function()
-    return K().image_scalar(f, FW, FH, ox, oy, kernels_src.colormaps[name], W, H)
+  local k = cached(f, "image " .. (name == "gray" and "gray" or "lut") .. " " .. W .. "x" .. H, function()
+    return K().image_scalar(f, FW, FH, ox, oy, name == "gray", W, H)
   end)
-  k(win.canvas, lo, hi)
+  k(win.canvas, lut_of(win, name), lo, hi)
 end
 
 -- win:circles(pos, {radius =, color = | color_field =, min =, max =, colormap =})
@@ -178,7 +198,7 @@ function M.circles(win, pos, opts)
     raise(what .. ": expects positions as a vec2 field (or an {n, 2} ndarray) in [0,1]^2, got "
       .. (cfield.is(pos) or fieldm.is_field(pos) and describe(pos) or show(pos)))
   end
-  local C, mode, stops, lo, hi = opts.color_field, "const", nil, 0, 1
+  local C, mode, cmap, lo, hi = opts.color_field, "const", "gray", 0, 1
   local color = color_of(what, opts.color, 0xFFFFFF)
   if C ~= nil then
     if opts.color ~= nil then raise(what .. ": give opts.color or opts.color_field, not both") end
@@ -200,10 +220,8 @@ function M.circles(win, pos, opts)
       mode = "int"
     else
       mode = "float"
-      local name
-      lo, hi, name = colormap_opts(what, opts)
-      stops = kernels_src.colormaps[name]
-      mode = "float " .. name
+      lo, hi, cmap = colormap_opts(what, opts)
+      mode = cmap == "gray" and "float gray" or "float lut"
     end
   elseif opts.min or opts.max or opts.colormap then
     raise(what .. ": min, max and colormap colour a float opts.color_field")
@@ -221,11 +239,12 @@ function M.circles(win, pos, opts)
   end
   local k = ck[key]
   if not k then
-    k = L.kernel(K().circles_field(pos, mode:match("^%a+"), C, stops),
-      { cv = L.ndarray_type(L.u32, 2), rad = L.f32, color = L.u32, lo = L.f64, hi = L.f64 })
+    k = L.kernel(K().circles_field(pos, mode:match("^%a+"), C, cmap == "gray"),
+      { cv = L.ndarray_type(L.u32, 2), rad = L.f32, color = L.u32, lo = L.f64, hi = L.f64,
+        lut = L.ndarray_type(L.u32, 1) })
     ck[key] = k
   end
-  k(win.canvas, rad, color, lo, hi)
+  k(win.canvas, rad, color, lo, hi, lut_of(win, cmap))
 end
 
 -- win:lines(a, b, {color =, width =})

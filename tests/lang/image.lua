@@ -89,6 +89,51 @@ for y = 0, 4 do
 end
 assert(select(1, inf.pixel(0, 0)) < 10 and select(2, inf.pixel(0, 4)) > 240)
 
+-- inferno's table: entry k is the colour at k / 1023 between its control
+-- points (C floats, interpolated in doubles), computed here from the points
+local function f32(x) return (string.unpack("<f", string.pack("<f", x))) end
+local inferno_stops = {
+  { 0.000, 0.000, 0.000, 0.016 }, { 0.125, 0.122, 0.047, 0.282 }, { 0.250, 0.333, 0.059, 0.427 },
+  { 0.375, 0.533, 0.133, 0.416 }, { 0.500, 0.729, 0.212, 0.333 }, { 0.625, 0.890, 0.349, 0.200 },
+  { 0.750, 0.976, 0.549, 0.039 }, { 0.875, 0.976, 0.788, 0.196 }, { 1.000, 0.988, 1.000, 0.643 } }
+local function inferno_at(v)
+  local k = 2
+  while k < #inferno_stops and v > f32(inferno_stops[k][1]) do k = k + 1 end
+  local a, b = inferno_stops[k - 1], inferno_stops[k]
+  local t = (v - f32(a[1])) / (f32(b[1]) - f32(a[1]))
+  local c = {}
+  for m = 2, 4 do c[m - 1] = byte(f32(a[m]) + t * (f32(b[m]) - f32(a[m]))) end
+  return 0xFF000000 | c[1] << 16 | c[2] << 8 | c[3]
+end
+local tab = image.colormap_table("inferno")
+assert(#tab == 1024, "inferno has 1024 colours, got " .. #tab)
+for k = 0, 1023 do
+  assert(tab[k + 1] == inferno_at(k / 1023),
+    ("inferno entry %d: 0x%08X, the control points give 0x%08X"):format(k, tab[k + 1], inferno_at(k / 1023)))
+  if k > 0 then
+    for sh = 0, 16, 8 do
+      assert(math.abs((tab[k + 1] >> sh & 255) - (tab[k] >> sh & 255)) <= 1, "neighbouring entries differ by > 1")
+    end
+  end
+end
+assert(image.colormap_table("gray") == nil and #image.colormap_table("heat") == 1024)
+assert(not pcall(image.colormap_table, "viridis"))
+-- write_png picks entry round(min((x - min) * (1023 / (max - min)), 1023)), 0 at or below min and for NaN
+do
+  local lo, hi, col = -0.5, 1.5, {}
+  for y = 0, 2099 do col[y] = y == 2099 and 0 / 0 or (y - 50) / 1000 - 0.5 end
+  image.write_png(dir .. "/lut.png", { [0] = col }, { min = lo, max = hi, colormap = "inferno" })
+  local img = image.read_png(dir .. "/lut.png")
+  for y = 0, 2099 do
+    local s = (col[y] - lo) * (1023 / (hi - lo))
+    local k = s > 0 and math.floor(math.min(s, 1023) + 0.5) or 0
+    local r, g, b = img.pixel(0, y)
+    local want = tab[k + 1]
+    assert((0xFF000000 | r << 16 | g << 8 | b) == want,
+      ("lut.png pixel %d (value %g): 0x%02X%02X%02X, want entry %d 0x%06X"):format(y, col[y], r, g, b, k, want & 0xFFFFFF))
+  end
+end
+
 -- a field: drawn through its to_table method, same orientation
 do
   local lt = require "lattice"
