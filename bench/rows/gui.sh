@@ -62,9 +62,9 @@ gui_page() {
     return 0
   fi
   echo "\`bench/gui.lua\` in an SDL2 window (1024 x 1024, vsync off) on Xvfb, $GUI_FRAMES frames, the"
-  echo "best of three runs; CPU backend. A frame is the drawing kernels, one copy of the"
-  echo "canvas into the window's texture and the present. \"Kernels alone\": the same"
-  echo "drawing with no window (\`--headless\`, one run)."
+  echo "best of three runs; CPU backend. A frame is the drawing kernels (into the canvas,"
+  echo "which on the CPU is the window's framebuffer) and the present (MIT-SHM to the X"
+  echo "server). \"Kernels alone\": the same drawing with no window (\`--headless\`, one run)."
   echo
   echo "| frame | frames/s | target | kernels alone |"
   echo "|---|---|---|---|"

@@ -13,6 +13,9 @@
 **   win:push_event(ev)  ev as events() returns them, through SDL_PushEvent (tests)
 **   win:read_pixels()   -> the presented frame, w*h*4 bytes, ARGB8888 (little-endian
 **                       words 0xFFRRGGBB: alpha is always opaque), rows top first
+**   win:canvas()        -> an ndarray userdata over the framebuffer's own pixels
+**                       (no renderer; 32-bit RGB rows without padding), else nil:
+**                       presenting it copies nothing (host memory only)
 **   win:size() -> w, h; win:close() (idempotent; also __gc and __close)
 **
 ** Events: {type = "key_down"|"key_up", key = NAME} (SDL's key names in lower
@@ -51,6 +54,7 @@ struct gui_win {
   int qhead, qlen;
   bool keys[SDL_NUM_SCANCODES];    /* held, from the events seen */
   int mx, my;
+  prog_ndarray *canvas;            /* win:canvas(): an array over the window surface's pixels, or NULL */
   gui_win *next;                   /* the open windows */
 };
 
@@ -117,8 +121,31 @@ static gui_win *to_win(lua_State *L, int idx, const char *what) {
   return g;
 }
 
+/* The canvas stops being the window's pixels: it keeps a copy of them in
+** memory of its own (Lua may still hold it), and the window forgets it.
+** Called before SDL may free the surface (close, a new size). */
+static void drop_canvas(gui_win *g) {
+  if (!g->canvas) return;
+  prog_ndarray_detach(g->canvas);
+  prog_ndarray_release(g->canvas);
+  g->canvas = NULL;
+}
+
+/* The window's surface. SDL makes a new one (freeing the old) when the
+** window's size has changed, e.g. by a window manager: the canvas over the
+** old pixels is let go first. */
+static SDL_Surface *window_surface(gui_win *g) {
+  int w, h;
+  SDL_GetWindowSize(g->win, &w, &h);
+  if (g->canvas && (w != g->w || h != g->h)) drop_canvas(g);
+  SDL_Surface *s = SDL_GetWindowSurface(g->win);
+  if (g->canvas && (!s || (void *)g->canvas->data != s->pixels)) drop_canvas(g);
+  return s;
+}
+
 static void close_win(gui_win *g) {
   if (!g->win) return;
+  drop_canvas(g);
   for (gui_win **p = &open_wins; *p; p = &(*p)->next)
     if (*p == g) {
       *p = g->next;
@@ -182,7 +209,7 @@ static bool draw_frame(gui_win *g, const char *view) {
     SDL_RenderPresent(g->ren);
     return true;
   }
-  SDL_Surface *s = SDL_GetWindowSurface(g->win);   /* the same one until the window changes */
+  SDL_Surface *s = window_surface(g);   /* the same one until the window changes */
   if (!s || s->w < g->w || s->h < g->h) return false;
   if (SDL_MUSTLOCK(s) && SDL_LockSurface(s) != 0) return false;
   Uint32 f = s->format->format;
@@ -190,6 +217,8 @@ static bool draw_frame(gui_win *g, const char *view) {
   int rc = 0;
   if (!view)
     for (int y = 0; y < g->h; y++) memset((char *)s->pixels + (size_t)y * s->pitch, 0, row);
+  else if (view == s->pixels)
+    ;                              /* drawn in place: the canvas is the surface (win:canvas) */
   else if (same)
     for (int y = 0; y < g->h; y++) memcpy((char *)s->pixels + (size_t)y * s->pitch, view + y * row, row);
   else
@@ -342,6 +371,33 @@ static int l_present(lua_State *L) {
   return 0;
 }
 
+/* win:canvas() -> the ndarray userdata over the window surface's pixels
+** (u32 {h, w}, 0x??RRGGBB), so that kernels draw straight into what the
+** next present hands to the display, saving a copy of the frame; nil when
+** the surface is not such an array (a renderer, another pixel format, rows
+** with padding). The window holds the array until it closes or its size
+** changes; then the array keeps a copy of the last pixels (drop_canvas). For
+** host memory only: lattice.gui asks on the CPU backend. */
+static int l_canvas(lua_State *L) {
+  gui_win *g = to_win(L, 1, "win:canvas");
+  if (!g->canvas && !g->ren) {
+    SDL_Surface *s = window_surface(g);
+    if (s && s->w == g->w && s->h == g->h && s->pitch == g->w * 4 && !SDL_MUSTLOCK(s) &&
+        (s->format->format == SDL_PIXELFORMAT_ARGB8888 || s->format->format == SDL_PIXELFORMAT_RGB888)) {
+      char err[256];
+      int64_t shape[2] = {g->h, g->w};
+      g->canvas = prog_ndarray_wrap(NULL, IR_u32, 2, shape, s->pixels, (size_t)g->h * (size_t)s->pitch, NULL,
+                                    NULL, err, sizeof err);
+    }
+  }
+  if (!g->canvas) {
+    lua_pushnil(L);
+    return 1;
+  }
+  lang_push_ndarray(L, g->canvas);
+  return 1;
+}
+
 /* win:read_pixels() -> string: the texture drawn 1:1 into the back buffer and read */
 static int l_read_pixels(lua_State *L) {
   gui_win *g = to_win(L, 1, "win:read_pixels");
@@ -361,7 +417,7 @@ static int l_read_pixels(lua_State *L) {
     if (SDL_RenderReadPixels(g->ren, &r, SDL_PIXELFORMAT_ARGB8888, px, g->w * 4) != 0)
       return lang_error(L, "win:read_pixels: SDL_RenderReadPixels failed: %s", SDL_GetError());
   } else {                         /* the framebuffer itself */
-    SDL_Surface *s = SDL_GetWindowSurface(g->win);
+    SDL_Surface *s = window_surface(g);
     if (!s || s->w < g->w || s->h < g->h)
       return lang_error(L, "win:read_pixels: the window has no framebuffer of its size: %s", SDL_GetError());
     if (SDL_MUSTLOCK(s) && SDL_LockSurface(s) != 0)
@@ -536,7 +592,8 @@ void lang_open_gui(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"present", l_present},   {"events", l_events}, {"key_down", l_key_down},
     {"mouse", l_mouse},       {"push_event", l_push_event}, {"read_pixels", l_read_pixels},
-    {"size", l_size},         {"close", l_close},   {NULL, NULL}};
+    {"size", l_size},         {"close", l_close},   {"canvas", l_canvas},
+    {NULL, NULL}};
   if (luaL_newmetatable(L, GUI_WINDOW)) {
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "__index");

@@ -6,6 +6,7 @@
 **   image.mkdirs(dir) -> dir
 **   image.write_png_argb(path, nd) -> path   (nd: an lt.ndarray(lt.u32, {h, w})
 **       of 0xAARRGGBB pixels, row 0 the TOP row: lattice.gui's canvas; alpha dropped)
+**   image.colormap_table(name) -> the colormap's 1024 colours (nil for gray)
 **
 ** data is indexed data[x][y]: the first index runs along the width, the
 ** second along the height, and y = 0 is the BOTTOM row of the picture (the

@@ -135,6 +135,17 @@ prog_ndarray *prog_ndarray_wrap(prog_program *prog, ir_type t, int ndim, const i
   return a;
 }
 
+bool prog_ndarray_detach(prog_ndarray *a) {
+  if (!a->borrowed) return true;
+  size_t bytes = (a->bytes + 63) / 64 * 64;
+  char *copy = aligned_alloc(64, bytes);
+  if (copy) memcpy(copy, a->data, a->bytes);
+  if (a->release) a->release(a->release_ud, a->data);
+  a->data = copy;
+  a->borrowed = false, a->release = NULL, a->release_ud = NULL;
+  return copy != NULL;
+}
+
 void prog_ndarray_retain(prog_ndarray *a) { a->refs++; }
 
 void prog_ndarray_release(prog_ndarray *a) {

@@ -10,7 +10,8 @@
 -- Draw calls write the canvas, win.canvas = lt.ndarray(lt.u32, {h, w}) of
 -- 0xAARRGGBB pixels with row 0 at the TOP, with kernels (gui_draw.lua);
 -- show() hands it to the SDL window (src/lang/gui_sdl.c, core.gui) in one
--- copy, or writes it as out/NAME_00001.png, ... when headless. Coordinates
+-- copy (none on the CPU, where the canvas is the window's own pixels), or
+-- writes it as out/NAME_00001.png, ... when headless. Coordinates
 -- seen by the user (positions, events, mouse) are in [0,1]^2 with the
 -- origin at the BOTTOM-left, as fields are drawn.
 local state = require "lattice.state"
@@ -126,6 +127,10 @@ function M.window(title, size, opts)
     if M.available then
       local s, err = sdl.open(title, w, h, { vsync = opts.vsync or false, hidden = opts.hidden or false })
       if s then win._sdl = s else why = "cannot open a window: " .. tostring(err) end
+      -- on the CPU the kernels draw straight into the window's pixels (one
+      -- copy of each frame less; src/lang/gui_sdl.c keeps the array valid)
+      local px = s and state.opts.arch == "cpu" and s:canvas()
+      if px then win.canvas = require("lattice.ndarray").wrap(px) end
     end
     if not win._sdl then
       if headless == false then

@@ -215,7 +215,41 @@ if ok and type(gui) == "table" and gui.window and gui.available then
     end
   end
   check("headless PNG equals the window's frame", not bad, bad)
+  -- On the CPU without vsync the canvas is the window's own pixels (no copy
+  -- per frame); closing the window leaves the canvas a copy of its last
+  -- pixels in memory of its own, which kernels can still write.
+  local cpu = require("lattice.state").opts.arch == "cpu"
+  local own = gw._sdl:canvas()
+  if cpu and not VSYNC then
+    check("gui.window: the canvas is the window's framebuffer",
+      own ~= nil and core.ndarray_address(own) == core.ndarray_address(gw.canvas._ud))
+  else
+    check("gui.window: the canvas is an array of its own (device memory or a renderer)",
+      own == nil or core.ndarray_address(own) ~= core.ndarray_address(gw.canvas._ud))
+  end
+  local kept = gw.canvas
+  local before = core.ndarray_to_list(kept._ud)
   gw:close()
+  local after = core.ndarray_to_list(kept._ud)
+  local same_px = #after == #before
+  for i = 1, #before do same_px = same_px and after[i] == before[i] end
+  check("after close the canvas keeps the last frame", same_px)
+  local paint = lt.kernel(function(cv)
+    for r, c in lt.ndrange(cv.shape[1], cv.shape[2]) do cv[r][c] = 0xFF00FF00 end
+  end, { cv = lt.ndarray_type(lt.u32, 2) })
+  paint(kept)
+  check("after close kernels still draw into the canvas", core.ndarray_to_list(kept._ud)[N * 2 + 3] == 0xFF00FF00)
+  -- a window collected while its canvas is held: the same
+  local gw3 = gui.window("gui_window gc", { 16, 8 }, { headless = false, vsync = VSYNC })
+  gw3:clear(0x123456)
+  gw3:show()
+  local held = gw3.canvas
+  gw3 = nil
+  collectgarbage()
+  collectgarbage()
+  check("a collected window's canvas keeps its pixels", core.ndarray_to_list(held._ud)[5] & 0xFFFFFF == 0x123456)
+  paint(held)
+  check("and kernels still draw into it", core.ndarray_to_list(held._ud)[128] == 0xFF00FF00)
 else
   print("note: lattice.gui has no window drawing yet; its checks were not run")
 end
