@@ -1,7 +1,7 @@
 #!/bin/bash
 # The examples' --window mode, headless (LT_GUI=headless: every frame a PNG),
 # with --test: each exits 0 and writes its frames; keys pushed into the
-# window's queue (space, s, r, q) take effect. Also the exposure of nbody's
+# window's queue (space, s, r, q) take effect (space and r judged from the frames). Also the exposure of nbody's
 # pictures (mean brightness above 8 of 255; it was 2 with a fixed exposure) and the progress lines when
 # stdout is not a terminal. Usage: examples_window.sh LATTICE
 set -u
@@ -41,6 +41,27 @@ LUA
 check "keys: exits 0" "0" "$?"
 check "keys: s saved a PNG" "yes" "$(grep -q "julia_save_00001.png" "$tmp/keys.log" && [ -f "$tmp/keys/julia_save_00001.png" ] && echo yes)"
 check "keys: q quit after 6 frames" "6" "$(ls "$tmp/keys" | grep -c '^julia_window_')"
+# what space and r did, from the frames' fractal (the rows between the text
+# lines): space before frame 1 paused t at 0.02 until space again before
+# frame 3; r before frame 4 restarted at t = 0.02 for frame 5; so frames
+# 1, 2, 3 and 5 show t = 0.02, and 4 and 6 show t = 0.04.
+cat > "$tmp/same.lua" <<'LUA'
+local image = require "lattice.image"
+local function rows(path)
+  local img, t = image.read_png(path), {}
+  for y = math.floor(img.height * 0.15), math.floor(img.height * 0.85) do
+    for x = 0, img.width - 1 do t[#t + 1] = table.concat({ img.pixel(x, y) }, ",") end
+  end
+  return table.concat(t, " ")
+end
+local f = {}
+for k = 1, 6 do f[k] = rows(("%s/julia_window_%05d.png"):format(arg[1], k)) end
+local same = {}
+for k = 2, 6 do same[#same + 1] = (f[k] == f[1] and "=1" or f[k] == f[4] and "=4" or "new") end
+print(table.concat(same, " "))
+LUA
+check "keys: space paused (2, 3 = 1), r restarted (5 = 1), t moved on (4 differs from 1, 6 = 4)" "=1 =1 =4 =1 =4" \
+  "$("$LATTICE" "$tmp/same.lua" "$tmp/keys" 2>&1)"
 
 # nbody's pictures are exposed from their data: not near black
 "$LATTICE" "$src/examples/nbody.lua" --frames 2 --quiet --out "$tmp/nb" > /dev/null 2>&1
