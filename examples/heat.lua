@@ -76,25 +76,21 @@ if test then r, r2 = ref_init(), ref_init() end
 
 local cur = u
 if opts.window then
-  local view = example.window(opts, "heat", { 3 * W, 3 * H }, STEPS // 50)
-  local step = 0
-  while view:running() do
-    if view:restarted() then
+  example.animate(opts, "heat", { 3 * W, 3 * H }, STEPS // 50, {
+    reset = function()
       init_u()
       init_v()
-      cur, step = u, 0
-    end
-    if not view.paused then
+      cur = u
+    end,
+    advance = function()
       for _ = 1, 50 do
         if cur == u then u_to_v() ; cur = v else v_to_u() ; cur = u end
       end
-      step = step + 50
-    end
-    view.win:image(cur, { min = 0, max = 1, colormap = "heat" })
-    view.win:text(0.02, 0.95, ("step %d  %.0f fps"):format(step, view.win.fps), { color = 0x88ccff })
-    view:show()
-  end
-  view:close()
+    end,
+    draw = function(win, frame)
+      win:image(cur, { min = 0, max = 1, colormap = "heat" })
+      win:text(0.02, 0.95, ("step %d  %.0f fps"):format(50 * frame, win.fps), { color = 0x88ccff })
+    end })
   return
 end
 

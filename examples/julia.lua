@@ -53,17 +53,15 @@ local function reference(t, i, j)
 end
 
 if opts.window then
-  local view = example.window(opts, "julia", { 2 * N, N }, #FRAMES * 25)
-  local t = 0.0
-  while view:running() do
-    if view:restarted() then t = 0.0 end
-    if not view.paused then t = t + 0.02 end
-    paint(t)
-    view.win:image(iters, { min = 0, max = MAXIT, colormap = "inferno" })
-    view.win:text(0.02, 0.92, ("t = %.2f  %.0f fps"):format(t, view.win.fps), { color = 0xffffff })
-    view:show()
-  end
-  view:close()
+  example.animate(opts, "julia", { 2 * N, N }, #FRAMES * 25, {
+    reset = function() end,
+    advance = function() end,
+    draw = function(win, frame)
+      local t = frame * 0.02
+      paint(t)
+      win:image(iters, { min = 0, max = MAXIT, colormap = "inferno" })
+      win:text(0.02, 0.92, ("t = %.2f  %.0f fps"):format(t, win.fps), { color = 0xffffff })
+    end })
   return
 end
 

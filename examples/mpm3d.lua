@@ -138,21 +138,15 @@ local function substep(s)
 end
 
 if opts.window then
-  local view = example.window(opts, "mpm3d", { 600, 600 }, FRAMES)
-  local frame = 0
-  while view:running() do
-    if view:restarted() then start(); frame = 0 end
-    if not view.paused then
-      for _ = 1, SUBSTEPS do clear(); p2g(); grid_op(); g2p() end
-      frame = frame + 1
-    end
-    project()
-    view.win:clear(0x101018)
-    view.win:circles(screen, { radius = 2, color_field = depth, min = 0, max = 1, colormap = "inferno" })
-    view.win:text(0.02, 0.95, ("%d particles  frame %d  %.0f fps"):format(n_particles, frame, view.win.fps))
-    view:show()
-  end
-  view:close()
+  example.animate(opts, "mpm3d", { 600, 600 }, FRAMES, {
+    reset = start,
+    advance = function() for _ = 1, SUBSTEPS do clear(); p2g(); grid_op(); g2p() end end,
+    draw = function(win, frame)
+      project()
+      win:clear(0x101018)
+      win:circles(screen, { radius = 2, color_field = depth, min = 0, max = 1, colormap = "inferno" })
+      win:text(0.02, 0.95, ("%d particles  frame %d  %.0f fps"):format(n_particles, frame, win.fps))
+    end })
   return
 end
 

@@ -177,20 +177,14 @@ if opts.bench then
 end
 
 if opts.window then
-  local view = example.window(opts, "mpm88", { 640, 640 }, FRAMES)
-  local f = 0
-  while view:running() do
-    if view:restarted() then start(); f = 0 end
-    if not view.paused then
-      for _ = 1, SUBSTEPS do clear(); p2g(); grid_op(); g2p() end
-      f = f + 1
-    end
-    view.win:clear(0x112f41)
-    view.win:circles(x, { radius = 1.5, color = 0x068587 })
-    view.win:text(0.02, 0.95, ("%d particles  frame %d  %.0f fps"):format(n_particles, f, view.win.fps))
-    view:show()
-  end
-  view:close()
+  example.animate(opts, "mpm88", { 640, 640 }, FRAMES, {
+    reset = start,
+    advance = function() for _ = 1, SUBSTEPS do clear(); p2g(); grid_op(); g2p() end end,
+    draw = function(win, f)
+      win:clear(0x112f41)
+      win:circles(x, { radius = 1.5, color = 0x068587 })
+      win:text(0.02, 0.95, ("%d particles  frame %d  %.0f fps"):format(n_particles, f, win.fps))
+    end })
   return
 end
 

@@ -152,24 +152,15 @@ end
 
 init()
 if opts.window then
-  local view = example.window(opts, "nbody", { 640, 640 }, FRAMES)
-  local frame = 0
-  while view:running() do
-    if view:restarted() then
-      init()
-      frame = 0
-    end
-    if not view.paused then
-      for _ = 1, STEPS do step() end
-      frame = frame + 1
-    end
-    project()
-    view.win:clear(0x000000)
-    view.win:circles(screen, { radius = 1.5, color_field = speed, min = 0, max = 1.5, colormap = "inferno" })
-    view.win:text(0.02, 0.95, ("%d stars  frame %d  %.0f fps"):format(N, frame, view.win.fps), { color = 0xcccccc })
-    view:show()
-  end
-  view:close()
+  example.animate(opts, "nbody", { 640, 640 }, FRAMES, {
+    reset = init,
+    advance = function() for _ = 1, STEPS do step() end end,
+    draw = function(win, frame)
+      project()
+      win:clear(0x000000)
+      win:circles(screen, { radius = 1.5, color_field = speed, min = 0, max = 1.5, colormap = "inferno" })
+      win:text(0.02, 0.95, ("%d stars  frame %d  %.0f fps"):format(N, frame, win.fps), { color = 0xcccccc })
+    end })
   return
 end
 if test then   -- the reference starts from the drawn disc

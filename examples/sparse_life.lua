@@ -215,30 +215,27 @@ if opts.window then
       if lt.is_active(blocks, i, j) then lt.deactivate(blocks, i, j) end
     end
   end)
-  local view = example.window(opts, "sparse_life", { N * SCALE, N * SCALE }, STEPS // 2)
-  local src, s = cur, 0
-  while view:running() do
-    if view:restarted() then
+  local src = cur
+  example.animate(opts, "sparse_life", { N * SCALE, N * SCALE }, STEPS // 2, {
+    reset = function()
       clear_all()
       for _, c in ipairs(start) do cur[c[1]][c[2]] = 1 end
-      src, s = cur, 0
-    end
-    if not view.paused then
+      src = cur
+    end,
+    advance = function()
       for _ = 1, 2 do
         grow[src]()
         step[src]()
         prune()
         src = (src == cur) and nxt or cur
       end
-      s = s + 2
-    end
-    show[src]()
-    view.win:image(shown, { min = 0, max = 3, colormap = "gray" })
-    view.win:text(0.02, 0.95, ("step %d  %d active blocks  %.0f fps"):format(s, active_blocks(), view.win.fps),
-      { color = 0x66aaff })
-    view:show()
-  end
-  view:close()
+    end,
+    draw = function(win, frame)
+      show[src]()
+      win:image(shown, { min = 0, max = 3, colormap = "gray" })
+      win:text(0.02, 0.95, ("step %d  %d active blocks  %.0f fps"):format(2 * frame, active_blocks(), win.fps),
+        { color = 0x66aaff })
+    end })
   return
 end
 

@@ -24,6 +24,10 @@
 -- N, or 4 with --test);
 -- view.paused (space), view:restarted() (r: true once), view:show() draws
 -- the canvas (s saves it as DIR/NAME_save_00001.png, ...).
+-- animate(opts, name, size, frames, {reset =, advance =, draw =}): the
+-- window's loop most examples need: r calls reset() and counts frames from
+-- 0 again, a frame not paused calls advance() and counts one, every frame
+-- calls draw(win, frame) and shows it; closes the window at the end.
 local M = {}
 
 local function count(script, a, what)
@@ -202,6 +206,23 @@ end
 function View:close()
   local movie = self.win:close()
   if movie then print(movie) end
+end
+
+function M.animate(opts, name, size, frames, how)
+  local view, frame = M.window(opts, name, size, frames), 0
+  while view:running() do
+    if view:restarted() then
+      how.reset()
+      frame = 0
+    end
+    if not view.paused then
+      how.advance()
+      frame = frame + 1
+    end
+    how.draw(view.win, frame)
+    view:show()
+  end
+  view:close()
 end
 
 return M

@@ -16,4 +16,6 @@ for code in text:gmatch("```lua\n(.-)```") do
 end
 assert(n >= 2, "docs/gui.md: expected at least two examples, found " .. n)
 assert(io.open("out/gui_docs/waves_00003.png"), "the first example writes three frames")
+assert(io.open("out/spin_window_00003.png") and not io.open("out/spin_window_00004.png"),
+  "example.animate's snippet draws three frames headless")
 print("gui_docs: ok (" .. n .. " examples)")
