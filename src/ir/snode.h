@@ -35,10 +35,10 @@
 **              meta_offset = 0, meta_bytes = container_bytes = align8(4 * n);
 **              each cell (cell_bytes, rounded up to 8) comes from the SNode's
 **              allocator when activated
-**   dynamic    [i32 lock][i32 length][u64 first chunk]
-**              meta_offset = 0, meta_bytes = container_bytes = 16; the n cells
+**   dynamic    [i32 lock][i32 length][u64 first chunk][u64 last chunk]
+**              meta_offset = 0, meta_bytes = container_bytes = 24; the n cells
 **              (n = the capacity) live in chunks of chunk_cells cells, each
-**              chunk [u64 next chunk][cell 0]...[cell chunk_cells-1]
+**              chunk [u64 next chunk][i64 its number][cell 0]...[cell chunk_cells-1]
 **
 ** Containers of sparse levels are 8-byte aligned. Cells of bitmasked levels
 ** stay inside the tree's memory, so their places still have a static address

@@ -3,8 +3,8 @@
 ** singly linked list of chunks of chunk_cells cells, from the SNode's allocator.
 ** Included once, by nodes.c; the prototypes are in runtime.h.
 **
-**   node:  [i32 lock][i32 n][u64 first chunk]
-**   chunk: [u64 next chunk][cell 0]...[cell chunk_cells-1]
+**   node:  [i32 lock][i32 n][u64 first chunk][u64 last chunk]
+**   chunk: [u64 next chunk][i64 its number][cell 0]...[cell chunk_cells-1]
 **
 ** Cells 0..n-1 are active. append reserves index n; activate(i) makes the
 ** list at least i+1 long. deactivate clears the whole list (every chunk goes
@@ -14,12 +14,20 @@
 ** pointer it never calls rt_mark_changed, and append stays one CAS (its
 ** count goes to the appending thread's stripe, or into a register of the
 ** generated task that adds the sum once: rt_dynamic_count).
+**
+** The last chunk is kept in the node, and every chunk knows its number, so
+** an append (whose index is nearly always in the last chunk) finds its cell
+** without walking the list from the head: the walk was a chain of dependent
+** loads, each a cache miss in a long list. Chunks are made in order, under
+** the list's lock, and each is published (release) with its number already
+** written, so a reader that sees a chunk sees its number.
 */
 
 typedef struct {
   int32_t lock;
   int32_t n;
   char *head;
+  char *tail;                      /* the last chunk, or NULL */
 } rt_dynamic_node;
 
 int32_t rt_dynamic_get_num_elements(const rt_meta *m, char *node) { return m->num_cells; }
@@ -28,11 +36,21 @@ int32_t rt_dynamic_length(const rt_meta *m, char *node) {
   return rt_ld_acq(&((rt_dynamic_node *)node)->n);
 }
 
+static int64_t dyn_number(const char *chunk) { return *(const int64_t *)(chunk + 8); }
+
 /* Chunk number c of the list, created (with any missing chunk before it)
-** under the list's lock if needed; NULL when the pool is exhausted. */
+** under the list's lock if needed; NULL when the pool is exhausted. The walk
+** starts at the last chunk when c is not before it. */
 static char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int create) {
   char **link = &d->head;
-  for (int32_t k = 0;; k++) {
+  int32_t k = 0;
+  char *last = rt_ld_acq(&d->tail);
+  if (last) {
+    int64_t t = dyn_number(last);
+    if (t == c) return last;
+    if (t < c) link = (char **)last, k = (int32_t)t + 1;
+  }
+  for (;; k++) {
     char *chunk = rt_ld_acq(link);
     if (!chunk) {
       if (!create) return 0;
@@ -40,7 +58,11 @@ static char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int crea
       chunk = rt_ld_acq(link);
       if (!chunk) {
         chunk = rt_allocator_allocate(m->rt, m->snode_id);
-        if (chunk) rt_st_rel(link, chunk);
+        if (chunk) {
+          *(int64_t *)(chunk + 8) = k;
+          rt_st_rel(link, chunk);
+          rt_st_rel(&d->tail, chunk);   /* made in order: the newest is the last */
+        }
       }
       rt_unlock(&d->lock);
       if (!chunk) return 0;
@@ -51,7 +73,7 @@ static char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int crea
 }
 
 static char *dyn_cell(const rt_meta *m, char *chunk, int32_t i, int32_t chunk_cells) {
-  return chunk + 8 + (int64_t)(i % chunk_cells) * m->cell_bytes;
+  return chunk + RT_CHUNK_HEADER + (int64_t)(i % chunk_cells) * m->cell_bytes;
 }
 
 char *rt_dynamic_activate(const rt_meta *m, char *node, int32_t i) {
@@ -121,6 +143,7 @@ void rt_dynamic_deactivate(const rt_meta *m, char *node, int32_t i) {
     return;
   rt_lock(&d->lock);
   char *chunk = __atomic_exchange_n(&d->head, (char *)0, __ATOMIC_ACQ_REL);
+  rt_st_rel(&d->tail, (char *)0);
   int32_t n = __atomic_exchange_n(&d->n, 0, __ATOMIC_ACQ_REL);
   rt_count_active(m->rt, m->snode_id, rt_addr_stripe(node), -(int64_t)n);
   /* Next links stay intact until GC zero-fills the recycled chunks. */

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #define RT_MAX_AXES 8          /* = IR_MAX_INDICES */
+#define RT_CHUNK_HEADER 16     /* a dynamic chunk's next-chunk pointer and number (node_dynamic.h) */
 
 /* SNode kinds the runtime knows; place SNodes have no runtime state (their
 ** containers are plain values inside a parent's cell). The root is a dense
@@ -222,13 +223,13 @@ static inline void rt_mark_changed(rt_runtime *rt, int32_t snode) {
 **   dense      cells
 **   bitmasked  cells, padded to 8, then one u32 mask word per 32 cells
 **   pointer    one u32 slot per cell (node_pointer.h)
-**   dynamic    i32 lock, i32 length, u64 pointer to the first chunk */
+**   dynamic    i32 lock, i32 length, u64 pointers to the first and last chunks */
 static inline int64_t rt_container_bytes(int32_t kind, int64_t num_cells, int64_t cell_bytes) {
   switch (kind) {
   case RT_KIND_DENSE: return num_cells * cell_bytes;
   case RT_KIND_BITMASKED: return rt_align(rt_align(num_cells * cell_bytes, 8) + 4 * ((num_cells + 31) / 32), 8);
   case RT_KIND_POINTER: return rt_align(num_cells * 4, 8);
-  case RT_KIND_DYNAMIC: return 16;
+  case RT_KIND_DYNAMIC: return 24;   /* node_dynamic.h: lock, n, head, tail */
   default: return -1;
   }
 }
@@ -250,10 +251,10 @@ static inline uint32_t rt_cell_slot(const rt_runtime *rt, const char *cell) {
 }
 
 /* Bytes one allocation of an SNode's allocator takes: a pointer cell, or a
-** dynamic chunk (next-chunk pointer + chunk_cells cells); 0 for kinds without one. */
+** dynamic chunk (next-chunk pointer, its number, chunk_cells cells); 0 for kinds without one. */
 static inline int64_t rt_alloc_bytes(const rt_meta *m) {
   if (m->kind == RT_KIND_POINTER) return rt_align(m->cell_bytes, 8);
-  if (m->kind == RT_KIND_DYNAMIC) return rt_align(8 + (int64_t)m->chunk_cells * m->cell_bytes, 8);
+  if (m->kind == RT_KIND_DYNAMIC) return rt_align(RT_CHUNK_HEADER + (int64_t)m->chunk_cells * m->cell_bytes, 8);
   return 0;
 }
 

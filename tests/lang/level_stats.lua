@@ -90,7 +90,7 @@ local function expect_dyn(what)
   check(what .. ": elements active", s.active, lens[0] + lens[1] + lens[2] + lens[3])
   if chunks() > dyn_ever then dyn_ever = chunks() end
   check(what .. ": reserved", s.reserved, dyn_ever)
-  check(what .. ": bytes", s.bytes, s.allocated * (8 + CH * 4))
+  check(what .. ": bytes", s.bytes, s.allocated * (16 + CH * 4))   -- a chunk: next, its number, CH cells
 end
 push(0, 20); lens[0] = 20; expect_dyn("20 elements")
 push(1, 8); lens[1] = 8; expect_dyn("one full chunk")

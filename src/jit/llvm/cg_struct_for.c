@@ -105,7 +105,7 @@ static void dynamic_cells(cg *c, ir_stmt *task, const ir_snode *S, LLVMValueRef 
   LLVMValueRef cnt = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, left, i64c(c, per), ""), left, i64c(c, per), "");
   sp_loop J;
   LLVMValueRef j = loop_open(c, &J, i64c(c, 0), cnt);
-  LLVMValueRef cell = gep(c, chunk, LLVMBuildAdd(B, i64c(c, 8), LLVMBuildMul(B, j, i64c(c, S->cell_bytes), ""), ""));
+  LLVMValueRef cell = gep(c, chunk, LLVMBuildAdd(B, i64c(c, RT_CHUNK_HEADER), LLVMBuildMul(B, j, i64c(c, S->cell_bytes), ""), ""));
   LLVMValueRef off[IR_MAX_INDICES] = {0};
   off[S->axes[0]] = LLVMBuildAdd(B, start, j, "");
   cell_body(c, task, S, node, cell, coord, off);
