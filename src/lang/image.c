@@ -16,6 +16,7 @@
 ** triple in 0..1. All Lua reads happen before the file is opened, so a bad
 ** value raises an error without leaving a half-written file or a leak. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <math.h>
@@ -101,20 +102,23 @@ static int lut_index(double x, double lo, double hi) {
   return (int)(s + 0.5);
 }
 
-/* m's table as 0xFFRRGGBB words, made on first use */
-static const uint32_t *colormap_lut(const colormap *m) {
-  static uint32_t luts[NCOLORMAPS][LUT_SIZE];
-  static bool made[NCOLORMAPS];
-  int id = (int)(m - colormaps);
-  if (!made[id]) {
+/* The tables as 0xFFRRGGBB words, made once per process (pthread_once:
+** Lua states on several threads may draw at once). Gray's row is unused. */
+static uint32_t luts[NCOLORMAPS][LUT_SIZE];
+static pthread_once_t luts_once = PTHREAD_ONCE_INIT;
+
+static void make_luts(void) {
+  for (int id = 0; id < NCOLORMAPS; id++)
     for (int i = 0; i < LUT_SIZE; i++) {
       unsigned char c[3];
-      apply_colormap(m, (double)i / (LUT_SIZE - 1), c);
+      apply_colormap(&colormaps[id], (double)i / (LUT_SIZE - 1), c);
       luts[id][i] = 0xFF000000u | (uint32_t)c[0] << 16 | (uint32_t)c[1] << 8 | c[2];
     }
-    made[id] = true;
-  }
-  return luts[id];
+}
+
+static const uint32_t *colormap_lut(const colormap *m) {
+  pthread_once(&luts_once, make_luts);
+  return luts[m - colormaps];
 }
 
 /* the colour of value x drawn from [lo, hi] through m */
