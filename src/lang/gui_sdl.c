@@ -10,7 +10,8 @@
 **                       texture that a renderer presents at the display's rate
 **   win:events()        -> the events since the last call, in order (see push_event)
 **   win:key_down(name)  -> bool; win:mouse() -> x, y (pixels, y from the top)
-**   win:push_event(ev)  ev as events() returns them, through SDL_PushEvent (tests)
+**   win:push_event(ev)  ev as events() returns them, through SDL_PushEvent (tests);
+**                       also {type = "size_changed"}, SDL's resize notice
 **   win:read_pixels()   -> the presented frame, w*h*4 bytes, ARGB8888 (little-endian
 **                       words 0xFFRRGGBB: alpha is always opaque), rows top first
 **   win:canvas()        -> an ndarray userdata over the framebuffer's own pixels
@@ -59,6 +60,7 @@ struct gui_win {
 };
 
 static gui_win *open_wins;
+static void drop_canvas(gui_win *g, bool keep);
 
 /* ---- the event queue, shared by the process ---- */
 
@@ -97,7 +99,14 @@ static void pump(void) {
         if ((g = find_win(e.button.windowID)) != NULL) g->mx = e.button.x, g->my = e.button.y;
         break;
       case SDL_WINDOWEVENT:
-        if (e.window.event == SDL_WINDOWEVENT_CLOSE) g = find_win(e.window.windowID);
+        if (e.window.event == SDL_WINDOWEVENT_CLOSE) {
+          g = find_win(e.window.windowID);
+        } else if (e.window.event == SDL_WINDOWEVENT_SIZE_CHANGED || e.window.event == SDL_WINDOWEVENT_RESIZED) {
+          /* SDL frees the surface at the next SDL_GetWindowSurface: the
+          ** canvas over it takes its pixels now (window_surface checks too) */
+          gui_win *r = find_win(e.window.windowID);
+          if (r) drop_canvas(r, true);
+        }
         break;
       case SDL_QUIT:               /* the last window closed, or a signal: every window's */
         for (gui_win *w = open_wins; w; w = w->next) enqueue(w, &e);
@@ -121,12 +130,13 @@ static gui_win *to_win(lua_State *L, int idx, const char *what) {
   return g;
 }
 
-/* The canvas stops being the window's pixels: it keeps a copy of them in
-** memory of its own (Lua may still hold it), and the window forgets it.
-** Called before SDL may free the surface (close, a new size). */
-static void drop_canvas(gui_win *g) {
+/* The canvas stops being the window's pixels: it moves to memory of its own
+** (Lua may still hold it), with a copy of them when keep (the surface is
+** still there: close, a resize seen in the events), else zeroed (SDL has
+** already replaced the surface), and the window forgets it. */
+static void drop_canvas(gui_win *g, bool keep) {
   if (!g->canvas) return;
-  prog_ndarray_detach(g->canvas);
+  prog_ndarray_detach(g->canvas, keep);
   prog_ndarray_release(g->canvas);
   g->canvas = NULL;
 }
@@ -137,15 +147,15 @@ static void drop_canvas(gui_win *g) {
 static SDL_Surface *window_surface(gui_win *g) {
   int w, h;
   SDL_GetWindowSize(g->win, &w, &h);
-  if (g->canvas && (w != g->w || h != g->h)) drop_canvas(g);
+  if (g->canvas && (w != g->w || h != g->h)) drop_canvas(g, true);
   SDL_Surface *s = SDL_GetWindowSurface(g->win);
-  if (g->canvas && (!s || (void *)g->canvas->data != s->pixels)) drop_canvas(g);
+  if (g->canvas && (!s || (void *)g->canvas->data != s->pixels)) drop_canvas(g, false);   /* (not expected) */
   return s;
 }
 
 static void close_win(gui_win *g) {
   if (!g->win) return;
-  drop_canvas(g);
+  drop_canvas(g, true);
   for (gui_win **p = &open_wins; *p; p = &(*p)->next)
     if (*p == g) {
       *p = g->next;
@@ -580,9 +590,14 @@ static int l_push_event(lua_State *L) {
     e.type = SDL_WINDOWEVENT;
     e.window.event = SDL_WINDOWEVENT_CLOSE;
     e.window.windowID = g->id;
+  } else if (!strcmp(type, "size_changed")) {   /* what SDL sends on a resize (events() omits it) */
+    e.type = SDL_WINDOWEVENT;
+    e.window.event = SDL_WINDOWEVENT_SIZE_CHANGED;
+    e.window.windowID = g->id;
+    e.window.data1 = g->w, e.window.data2 = g->h;
   } else {
-    return lang_error(L, "%s: unknown event type %s (key_down, key_up, mouse_move, mouse_down, mouse_up, quit)",
-                      what, luaL_tolstring(L, -1, NULL));
+    return lang_error(L, "%s: unknown event type %s (key_down, key_up, mouse_move, mouse_down, mouse_up, quit, "
+                      "size_changed)", what, luaL_tolstring(L, -1, NULL));
   }
   if (SDL_PushEvent(&e) < 0) return lang_error(L, "%s: SDL_PushEvent failed: %s", what, SDL_GetError());
   return 0;

@@ -135,11 +135,12 @@ prog_ndarray *prog_ndarray_wrap(prog_program *prog, ir_type t, int ndim, const i
   return a;
 }
 
-bool prog_ndarray_detach(prog_ndarray *a) {
+bool prog_ndarray_detach(prog_ndarray *a, bool keep) {
   if (!a->borrowed) return true;
   size_t bytes = (a->bytes + 63) / 64 * 64;
   char *copy = aligned_alloc(64, bytes);
-  if (copy) memcpy(copy, a->data, a->bytes);
+  if (copy && keep) memcpy(copy, a->data, a->bytes);
+  else if (copy) memset(copy, 0, bytes);
   if (a->release) a->release(a->release_ud, a->data);
   a->data = copy;
   a->borrowed = false, a->release = NULL, a->release_ud = NULL;

@@ -279,12 +279,13 @@ prog_ndarray *prog_ndarray_new(prog_program *prog, ir_type t, int ndim, const in
 prog_ndarray *prog_ndarray_wrap(prog_program *prog, ir_type t, int ndim, const int64_t *shape, void *data,
                                 size_t bytes, void (*release)(void *ud, void *data), void *ud, char *err,
                                 size_t errlen);
-/* A borrowed host array (prog_ndarray_wrap) takes a copy of its data in an
-** allocation of its own and gives the host's buffer back (release callback):
-** for a buffer whose owner is about to free it while Lua may still hold the
-** array. False when out of memory; the array then has no data (NULL). Arrays
-** that are not borrowed are left as they are. */
-bool prog_ndarray_detach(prog_ndarray *a);
+/* A borrowed host array (prog_ndarray_wrap) moves to an allocation of its
+** own and gives the host's buffer back (release callback): for a buffer whose
+** owner is about to free it (keep: the new memory starts as a copy of it) or
+** already has (!keep: zeroed, the old buffer is not read) while Lua may still
+** hold the array. False when out of memory; the array then has no data
+** (NULL). Arrays that are not borrowed are left as they are. */
+bool prog_ndarray_detach(prog_ndarray *a, bool keep);
 void prog_ndarray_retain(prog_ndarray *a);
 void prog_ndarray_release(prog_ndarray *a);
 /* The backend whose memory holds a's data; NULL: host memory. */

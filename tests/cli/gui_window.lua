@@ -250,6 +250,22 @@ if ok and type(gui) == "table" and gui.window and gui.available then
   check("a collected window's canvas keeps its pixels", core.ndarray_to_list(held._ud)[5] & 0xFFFFFF == 0x123456)
   paint(held)
   check("and kernels still draw into it", core.ndarray_to_list(held._ud)[128] == 0xFF00FF00)
+  -- a resize (SDL then replaces the surface): the canvas moves to memory of
+  -- its own with its pixels, and frames are copied into the window again
+  local gw4 = gui.window("gui_window resize", { 16, 8 }, { headless = false, vsync = VSYNC })
+  gw4:clear(0x345678)
+  gw4:show()
+  gw4._sdl:push_event { type = "size_changed" }   -- (the binding's test event)
+  gw4:events()
+  local own4 = gw4._sdl:canvas()
+  check("after a resize the canvas is not the framebuffer",
+    own4 == nil or core.ndarray_address(own4) ~= core.ndarray_address(gw4.canvas._ud))
+  check("after a resize the canvas keeps its pixels", core.ndarray_to_list(gw4.canvas._ud)[7] & 0xFFFFFF == 0x345678)
+  gw4:clear(0x00AA55)
+  gw4:show()
+  check("after a resize the window shows the canvas",
+    string.unpack("<I4", gw4._sdl:read_pixels(), 4 * 20 + 1) & 0xFFFFFF == 0x00AA55)
+  gw4:close()
 else
   print("note: lattice.gui has no window drawing yet; its checks were not run")
 end
