@@ -32,13 +32,94 @@
 ** event) raises a Lua error at the user's line naming what was wrong.
 */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <SDL.h>
 
 #include "lang.h"
+
+/* ---- SDL, loaded when the first window opens ----
+** Linking libSDL2 would load it, and the ~40 libraries it needs (X11,
+** Wayland, PulseAudio, ALSA, codecs, ...), into every lattice process at
+** start-up: ~20 ms before the first line of any script. So gui.open loads
+** SDL with dlopen; SDL's header still gives the types. Each function below
+** is called through a pointer of its declared type, and the macros after
+** sdl_load keep the code reading as plain SDL calls. */
+#define SDL_FUNCS(_)                                                                                 \
+  _(SDL_GetError) _(SDL_SetHint) _(SDL_SetHintWithPriority) _(SDL_InitSubSystem)                     \
+  _(SDL_QuitSubSystem) _(SDL_CreateWindow) _(SDL_DestroyWindow) _(SDL_GetWindowID)                   \
+  _(SDL_GetWindowTitle) _(SDL_GetWindowSize) _(SDL_GetWindowSurface) _(SDL_UpdateWindowSurface)      \
+  _(SDL_LockSurface) _(SDL_UnlockSurface) _(SDL_ConvertPixels) _(SDL_CreateRenderer)                 \
+  _(SDL_DestroyRenderer) _(SDL_CreateTexture) _(SDL_DestroyTexture) _(SDL_SetTextureBlendMode)       \
+  _(SDL_LockTexture) _(SDL_UnlockTexture) _(SDL_RenderClear) _(SDL_RenderCopy) _(SDL_RenderPresent)  \
+  _(SDL_RenderReadPixels) _(SDL_GetRendererOutputSize) _(SDL_PollEvent) _(SDL_PushEvent)             \
+  _(SDL_GetTicks) _(SDL_GetKeyName) _(SDL_GetKeyFromName) _(SDL_GetScancodeFromKey)
+
+#define SDL_POINTER(name) __typeof__(name) *p_##name;
+static struct { SDL_FUNCS(SDL_POINTER) } sdl;
+#undef SDL_POINTER
+
+/* the SONAME of SDL2's shared library (Debian: libsdl2-2.0-0) */
+#define SDL_LIBRARY "libSDL2-2.0.so.0"
+
+/* Loads SDL once; false with why (the library, or a function, missing). */
+static bool sdl_load(char *why, size_t len) {
+  static bool loaded;
+  if (loaded) return true;
+  void *lib = dlopen(SDL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    snprintf(why, len, "cannot load %s (Debian: libsdl2-2.0-0): %s", SDL_LIBRARY, dlerror());
+    return false;
+  }
+#define SDL_RESOLVE(name)                                                    \
+  if (!(*(void **)&sdl.p_##name = dlsym(lib, #name))) {                      \
+    snprintf(why, len, "%s has no function %s: too old an SDL2", SDL_LIBRARY, #name); \
+    dlclose(lib);                                                            \
+    return false;                                                            \
+  }
+  SDL_FUNCS(SDL_RESOLVE)
+#undef SDL_RESOLVE
+  loaded = true;   /* never closed: SDL keeps threads and handlers for the process */
+  return true;
+}
+
+#define SDL_GetError (*sdl.p_SDL_GetError)
+#define SDL_SetHint (*sdl.p_SDL_SetHint)
+#define SDL_SetHintWithPriority (*sdl.p_SDL_SetHintWithPriority)
+#define SDL_InitSubSystem (*sdl.p_SDL_InitSubSystem)
+#define SDL_QuitSubSystem (*sdl.p_SDL_QuitSubSystem)
+#define SDL_CreateWindow (*sdl.p_SDL_CreateWindow)
+#define SDL_DestroyWindow (*sdl.p_SDL_DestroyWindow)
+#define SDL_GetWindowID (*sdl.p_SDL_GetWindowID)
+#define SDL_GetWindowTitle (*sdl.p_SDL_GetWindowTitle)
+#define SDL_GetWindowSize (*sdl.p_SDL_GetWindowSize)
+#define SDL_GetWindowSurface (*sdl.p_SDL_GetWindowSurface)
+#define SDL_UpdateWindowSurface (*sdl.p_SDL_UpdateWindowSurface)
+#define SDL_LockSurface (*sdl.p_SDL_LockSurface)
+#define SDL_UnlockSurface (*sdl.p_SDL_UnlockSurface)
+#define SDL_ConvertPixels (*sdl.p_SDL_ConvertPixels)
+#define SDL_CreateRenderer (*sdl.p_SDL_CreateRenderer)
+#define SDL_DestroyRenderer (*sdl.p_SDL_DestroyRenderer)
+#define SDL_CreateTexture (*sdl.p_SDL_CreateTexture)
+#define SDL_DestroyTexture (*sdl.p_SDL_DestroyTexture)
+#define SDL_SetTextureBlendMode (*sdl.p_SDL_SetTextureBlendMode)
+#define SDL_LockTexture (*sdl.p_SDL_LockTexture)
+#define SDL_UnlockTexture (*sdl.p_SDL_UnlockTexture)
+#define SDL_RenderClear (*sdl.p_SDL_RenderClear)
+#define SDL_RenderCopy (*sdl.p_SDL_RenderCopy)
+#define SDL_RenderPresent (*sdl.p_SDL_RenderPresent)
+#define SDL_RenderReadPixels (*sdl.p_SDL_RenderReadPixels)
+#define SDL_GetRendererOutputSize (*sdl.p_SDL_GetRendererOutputSize)
+#define SDL_PollEvent (*sdl.p_SDL_PollEvent)
+#define SDL_PushEvent (*sdl.p_SDL_PushEvent)
+#define SDL_GetTicks (*sdl.p_SDL_GetTicks)
+#define SDL_GetKeyName (*sdl.p_SDL_GetKeyName)
+#define SDL_GetKeyFromName (*sdl.p_SDL_GetKeyFromName)
+#define SDL_GetScancodeFromKey (*sdl.p_SDL_GetScancodeFromKey)
 
 #define GUI_WINDOW "lattice.gui.window"
 #define QCAP 4096
@@ -253,6 +334,12 @@ static int l_open(lua_State *L) {
   }
   bool vsync = opt_bool(L, 4, "vsync"), hidden = opt_bool(L, 4, "hidden");
 
+  char why[512];
+  if (!sdl_load(why, sizeof why)) {
+    lua_pushnil(L);
+    lua_pushstring(L, why);
+    return 2;
+  }
   gui_win *g = lua_newuserdatauv(L, sizeof *g, 0);
   memset(g, 0, sizeof *g);
   luaL_setmetatable(L, GUI_WINDOW);
