@@ -10,22 +10,28 @@
 
 typedef struct { const char *name; const unsigned char *data; size_t size; } lt_embedded;
 extern const lt_embedded lt_stdlib[];
+/* The same modules as Lua bytecode (cmake/luac.c), when the build made it:
+** loading it skips parsing ~300 KB of source at every start-up. */
+extern const lt_embedded lt_stdlib_bc[] __attribute__((weak));
 
 /* Defined by src/lang/image.c when it is built (weak so the core links without it). */
 extern int luaopen_lattice_image(lua_State *L) __attribute__((weak));
 
-static const lt_embedded *find_embedded(const char *name) {
-  for (const lt_embedded *e = lt_stdlib; e->name; e++)
+static const lt_embedded *find_embedded(const lt_embedded *table, const char *name) {
+  for (const lt_embedded *e = table; e && e->name; e++)
     if (strcmp(e->name, name) == 0) return e;
   return NULL;
 }
 
 /* package.searchers entry: "lattice.tracer" -> the embedded stdlib/lattice/tracer.lua.
 ** Chunks are named "=lattice/tracer.lua" so the tracer can tell its own
-** frames from the user's when it looks for the line to blame. */
+** frames from the user's when it looks for the line to blame (the bytecode
+** was compiled under the same name). The bytecode is tried first; should
+** this Lua refuse it (another version's format), the source is parsed. */
 static int search_embedded(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
-  const lt_embedded *e = find_embedded(name);
+  const lt_embedded *e = find_embedded(lt_stdlib, name);
+  const lt_embedded *bc = find_embedded(lt_stdlib_bc, name);
   if (!e) {
     lua_pushfstring(L, "no embedded module '%s'", name);
     return 1;
@@ -36,6 +42,11 @@ static int search_embedded(lua_State *L) {
   for (const char *c = name; *c; c++) luaL_addchar(&chunk, *c == '.' ? '/' : *c);
   luaL_addstring(&chunk, ".lua");
   luaL_pushresult(&chunk);
+  if (bc && luaL_loadbufferx(L, (const char *)bc->data, bc->size, lua_tostring(L, -1), "b") == LUA_OK) {
+    lua_pushstring(L, name);
+    return 2;
+  }
+  if (bc) lua_pop(L, 1);           /* the bytecode's error: the source decides */
   if (luaL_loadbufferx(L, (const char *)e->data, e->size, lua_tostring(L, -1), "t") != LUA_OK)
     return lua_error(L);
   lua_pushstring(L, name);
