@@ -2,8 +2,9 @@
 ** env_api.c -- core.env(): the environment settings (src/program/env.c, the
 ** only place that reads them) as a table for the Lua side of lt.init; and
 ** what the process runs in: core.isatty(fd), core.now() (progress lines of
-** lt.compile and lattice.example).
+** lt.compile and lattice.example), core.sleep(s) (lattice.gui's fps_limit).
 */
+#include <errno.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,7 +59,18 @@ static int l_now(lua_State *L) {
   return 1;
 }
 
+/* core.sleep(seconds): waits (a window's frame-rate limit); 0 to 10 s */
+static int l_sleep(lua_State *L) {
+  lua_Number s = luaL_checknumber(L, 1);
+  if (!(s >= 0 && s <= 10)) return luaL_error(L, "core.sleep: expected 0 to 10 seconds, got %f", (double)s);
+  struct timespec ts = {(time_t)s, (long)((s - (lua_Number)(time_t)s) * 1e9)};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+  return 0;
+}
+
 void lang_open_env(lua_State *L) {
-  static const luaL_Reg fns[] = {{"env", l_env}, {"isatty", l_isatty}, {"now", l_now}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"env", l_env},     {"isatty", l_isatty}, {"now", l_now},
+                                 {"sleep", l_sleep}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -159,7 +159,7 @@ View.__index = View
 function M.window(opts, name, size, frames)
   local gui = require "lattice.gui"
   local win = gui.window("Lattice: " .. name, size, { out = opts.out, name = name .. "_window",
-    headless = opts.test and true or nil, vsync = true })
+    headless = opts.test and true or nil, fps_limit = 60 })
   frames = opts.frames or (opts.test and math.min(frames, 4)) or frames
   local v = setmetatable({ win = win, name = name, out = opts.out, frames = frames, shown = 0, saved = 0,
     paused = false, restart = false, keys = "space: pause  r: restart  s: save  q: quit" }, View)

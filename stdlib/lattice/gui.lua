@@ -2,7 +2,7 @@
 -- (docs/gui.md). require always succeeds: gui.available says whether a real
 -- window can open (Lattice built with SDL2, a display), gui.why why not.
 --
---   local win = gui.window(title, {w, h}, {headless =, vsync =, hidden =, out =, name =})
+--   local win = gui.window(title, {w, h}, {headless =, vsync =, fps_limit =, hidden =, out =, name =})
 --   win:clear(c) win:image(f, o) win:circles(p, o) win:lines(a, b, o) win:text(x, y, s, o)
 --   win:show() win:running() win:events() win:key_down(k) win:mouse() win.fps
 --   win:save(path) win:close()
@@ -81,7 +81,7 @@ local function name_from(title)
   return n ~= "" and n or "gui"
 end
 
-local OPTIONS = { headless = true, vsync = true, hidden = true, out = true, name = true }
+local OPTIONS = { headless = true, vsync = true, fps_limit = true, hidden = true, out = true, name = true }
 
 -- gui.window(title, {w, h}, opts) -> win
 function M.window(title, size, opts)
@@ -95,13 +95,18 @@ function M.window(title, size, opts)
   if type(opts) ~= "table" then raise(what .. "(" .. title .. "): options must be a table, got " .. type(opts)) end
   for k in pairs(opts) do
     if not OPTIONS[k] then
-      raise(what .. "(" .. title .. "): unknown option '" .. tostring(k) .. "' (headless, vsync, hidden, out, name)")
+      raise(what .. "(" .. title .. "): unknown option '" .. tostring(k) .. "' (headless, vsync, fps_limit, hidden, out, name)")
     end
   end
   local headless = opts.headless
   if headless == nil then headless = "auto" end
   if headless ~= true and headless ~= false and headless ~= "auto" and headless ~= "null" then
     raise(what .. "(" .. title .. "): opts.headless is true, false, \"auto\" or \"null\", got " .. tostring(headless))
+  end
+  local limit = opts.fps_limit
+  if limit ~= nil and (type(limit) ~= "number" or not (limit > 0)) then
+    raise(what .. "(" .. title .. "): opts.fps_limit must be a number of frames per second > 0, got "
+      .. tostring(limit))
   end
   for _, k in ipairs { "vsync", "hidden" } do
     if opts[k] ~= nil and type(opts[k]) ~= "boolean" then
@@ -120,7 +125,7 @@ function M.window(title, size, opts)
     title = title, w = w, h = h, fps = 0, frame = 0,
     canvas = lt.ndarray(lt.u32, { h, w }),
     out = opts.out or "out", name = opts.name or name_from(title),
-    _queue = {}, _keys = {}, _mx = 0, _my = 0, _times = {}, _t0 = 1, _t1 = 0,
+    _queue = {}, _keys = {}, _mx = 0, _my = 0, _times = {}, _t0 = 1, _t1 = 0, _limit = limit,
   }, Window)
   if headless == false or headless == "auto" then
     local why = M.why
@@ -169,7 +174,13 @@ function Window:show()
   check_open(self, "show()")
   self.frame = self.frame + 1
   if self._sdl then
+    local limit = self._limit
+    if limit and self._shown then   -- at most fps_limit frames a second: wait out the rest
+      local wait = self._shown + 1 / limit - now()
+      if wait > 0 then core.sleep(wait) end
+    end
     self._sdl:present(self.canvas)
+    self._shown = now()
     poll(self)
   elseif self.mode == "headless" then
     if not self._dir_made then

@@ -250,6 +250,14 @@ if ok and type(gui) == "table" and gui.window and gui.available then
   check("a collected window's canvas keeps its pixels", core.ndarray_to_list(held._ud)[5] & 0xFFFFFF == 0x123456)
   paint(held)
   check("and kernels still draw into it", core.ndarray_to_list(held._ud)[128] == 0xFF00FF00)
+  -- fps_limit: show() keeps frames at least 1 / fps_limit s apart
+  local gw5 = gui.window("gui_window fps", { 16, 8 }, { headless = false, vsync = VSYNC, fps_limit = 25 })
+  gw5:show()
+  local t0 = core.now()
+  for _ = 1, 5 do gw5:show() end
+  local took = core.now() - t0
+  check("fps_limit = 25: 5 frames take at least 0.2 s", took >= 0.2 - 1e-3, ("%.3f s"):format(took))
+  gw5:close()
   -- a resize (SDL then replaces the surface): the canvas moves to memory of
   -- its own with its pixels, and frames are copied into the window again
   local gw4 = gui.window("gui_window resize", { 16, 8 }, { headless = false, vsync = VSYNC })

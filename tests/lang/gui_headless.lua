@@ -238,6 +238,9 @@ fails("x and y are numbers", win.text, win, "a", 0, "hi")
 fails("a colour is an integer", win.clear, win, 0x1000000)
 fails("the size is {w, h}", gui.window, "bad", { 0, 10 })
 fails("unknown option 'fullscreen'", gui.window, "bad", { 10, 10 }, { fullscreen = true })
+fails("opts.fps_limit must be a number of frames per second > 0, got 0", gui.window, "bad", { 10, 10 }, { fps_limit = 0 })
+fails("opts.fps_limit must be a number of frames per second > 0, got fast", gui.window, "bad", { 10, 10 },
+  { fps_limit = "fast" })
 fails("opts.headless is true, false", gui.window, "bad", { 10, 10 }, { headless = "yes" })
 fails("push_event(ev): ev is a table", win.push_event, win, { type = "wheel" })
 if not gui.available then
