@@ -83,6 +83,25 @@ if [ -n "${LT_MOCK_CUDA_DRIVER:-}" ] && [ -f "$LT_MOCK_CUDA_DRIVER" ] && [ -n "$
     LT_MOCK_CUDA_GUARD=1
 fi
 
+# libSDL2 is loaded when a window opens (dlopen): a broken or missing one is
+# nil and why from core.gui.open, and lattice.gui draws headless, saying why
+mkdir -p "$tmp/badsdl"
+echo "not a library" > "$tmp/badsdl/libSDL2-2.0.so.0"
+cat > "$tmp/badsdl.lua" <<'LUA'
+local win, err = require("lattice.core").gui.open("t", 8, 8)
+print(win, (err:gsub(":.*", "")))
+local lt = require "lattice"
+lt.init {}
+local w = require("lattice.gui").window("t", { 8, 8 }, { out = os.getenv("OUT_DIR") })
+print(w.mode)
+LUA
+check "a broken libSDL2: nil and why, then headless" \
+  "nil	cannot load libSDL2-2.0.so.0 (Debian
+headless" \
+  "$(LD_LIBRARY_PATH="$tmp/badsdl" OUT_DIR="$tmp/badsdl" "$LATTICE" "$tmp/badsdl.lua" 2> "$tmp/badsdl.err")"
+check "a broken libSDL2: the notice names it" "yes" \
+  "$(grep -q "cannot load libSDL2-2.0.so.0" "$tmp/badsdl.err" && echo yes)"
+
 cat > "$tmp/nodisplay.lua" <<'LUA'
 local win, err = require("lattice.core").gui.open("t", 8, 8)
 print(win, err)
