@@ -132,6 +132,14 @@ local disc = lt.func(function(cv, px, py, rad, color)
   end
 end)
 
+-- The pixels of rows r0..r1 and columns c0..c1 (inclusive, already inside
+-- the canvas) set to color: a line's stamp, a font pixel.
+local fill_rect = lt.func(function(cv, r0, r1, c0, c1, color)
+  for r = r0, r1 do
+    for c = c0, c1 do cv[r][c] = color end
+  end
+end)
+
 -- Per-particle colour: mode "const" (the argument), "int" (0xRRGGBB from an
 -- integer field), "float" (a scalar through the colormap), "rgb" (a vec3).
 local function particle_color(mode, C, I, color, lo, hi, lut, gray)
@@ -178,11 +186,8 @@ function K.lines(A, B)
           local t = s * inv
           local px = lt.i32(lt.max(lt.min(lt.floor(x0 + (x1 - x0) * t), 1e9), -1e9))
           local py = lt.i32(lt.max(lt.min(lt.floor(y0 + (y1 - y0) * t), 1e9), -1e9))
-          local ca = lt.max(px - (width - 1) // 2, 0)
-          local cb = lt.min(px + width // 2, W - 1)
-          for r = lt.max(py - (width - 1) // 2, 0), lt.min(py + width // 2, H - 1) do
-            for c = ca, cb do cv[r][c] = color end
-          end
+          fill_rect(cv, lt.max(py - (width - 1) // 2, 0), lt.min(py + width // 2, H - 1),
+            lt.max(px - (width - 1) // 2, 0), lt.min(px + width // 2, W - 1), color)
         end
       end
     end
@@ -201,9 +206,7 @@ function K.text()
         for col = 0, 4 do
           if (bits >> (4 - col)) & 1 == 1 then
             local px, py = x0 + (k * 6 + col) * scale, y0 + row * scale
-            for r = lt.max(py, 0), lt.min(py + scale, H) - 1 do
-              for c = lt.max(px, 0), lt.min(px + scale, W) - 1 do cv[r][c] = color end
-            end
+            fill_rect(cv, lt.max(py, 0), lt.min(py + scale, H) - 1, lt.max(px, 0), lt.min(px + scale, W) - 1, color)
           end
         end
       end
