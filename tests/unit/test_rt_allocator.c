@@ -293,7 +293,8 @@ static void test_dynamic_chunks(void) {
   m.chunk_cells = 4;
   rt_meta *dm = h_add(&h, m);
   rt_runtime *rt = h.rt;
-  char node[16] = {0};
+  _Alignas(8) char node[32] = {0};   /* a dynamic node: lock, length, first and last chunk */
+  CHECK(rt_container_bytes(RT_KIND_DYNAMIC, 50, 8) <= (int64_t)sizeof node);
   for (int i = 0; i < 10; i++) {
     int32_t k = rt_dynamic_append(dm, node);
     CHECK(k == i);

@@ -277,7 +277,7 @@ static void test_dynamic(void) {
   rt_meta meta = h_meta1(0, RT_KIND_DYNAMIC, CAP, 4);
   meta.chunk_cells = 16;
   rt_meta *m = h_add(&h, meta);
-  char *node = rt_runtime_bump(h.rt, 16, 64, -1);
+  char *node = rt_runtime_bump(h.rt, rt_container_bytes(RT_KIND_DYNAMIC, CAP, 4), 64, -1);
   arg_d args[T];
   for (int t = 0; t < T; t++) args[t] = (arg_d){t, m, node, 0};
   run_threads(appends, args, sizeof args[0]);
