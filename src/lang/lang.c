@@ -10,12 +10,23 @@
 
 typedef struct { const char *name; const unsigned char *data; size_t size; } lt_embedded;
 extern const lt_embedded lt_stdlib[];
-/* The same modules as Lua bytecode (cmake/luac.c), when the build made it:
-** loading it skips parsing ~300 KB of source at every start-up. */
-extern const lt_embedded lt_stdlib_bc[] __attribute__((weak));
+/* The same modules as Lua bytecode (cmake/luac.c), when the build made it
+** (LT_STDLIB_BC): loading it skips parsing ~300 KB of source at every
+** start-up. A strong reference: a weak one would not pull the table's object
+** out of liblattice's static archive, and the source would be parsed. */
+#ifdef LT_STDLIB_BC
+extern const lt_embedded lt_stdlib_bc[];
+#else
+static const lt_embedded lt_stdlib_bc[] = {{NULL, NULL, 0}};
+#endif
 
 /* Defined by src/lang/image.c when it is built (weak so the core links without it). */
 extern int luaopen_lattice_image(lua_State *L) __attribute__((weak));
+
+/* How the embedded modules were loaded, for core.stdlib_loads() (a test
+** checks that the bytecode is used: a build that left it out, or a Lua that
+** refuses it, would still work, only slower). Process-wide counts. */
+static int loads_bytecode, loads_source;
 
 static const lt_embedded *find_embedded(const lt_embedded *table, const char *name) {
   for (const lt_embedded *e = table; e && e->name; e++)
@@ -43,12 +54,14 @@ static int search_embedded(lua_State *L) {
   luaL_addstring(&chunk, ".lua");
   luaL_pushresult(&chunk);
   if (bc && luaL_loadbufferx(L, (const char *)bc->data, bc->size, lua_tostring(L, -1), "b") == LUA_OK) {
+    loads_bytecode++;
     lua_pushstring(L, name);
     return 2;
   }
   if (bc) lua_pop(L, 1);           /* the bytecode's error: the source decides */
   if (luaL_loadbufferx(L, (const char *)e->data, e->size, lua_tostring(L, -1), "t") != LUA_OK)
     return lua_error(L);
+  loads_source++;
   lua_pushstring(L, name);
   return 2;
 }
@@ -84,6 +97,13 @@ void lt_register_source(lua_State *L, const char *chunkname, const char *text, s
   lua_pop(L, 2);
 }
 
+/* core.stdlib_loads() -> modules loaded from bytecode, from source (this process) */
+static int l_stdlib_loads(lua_State *L) {
+  lua_pushinteger(L, loads_bytecode);
+  lua_pushinteger(L, loads_source);
+  return 2;
+}
+
 int luaopen_lattice(lua_State *L) {
   install_searcher(L);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
@@ -107,6 +127,8 @@ int luaopen_lattice(lua_State *L) {
   lua_setfield(L, -2, "version");
   lua_pushinteger(L, LT_VERSION_NUM);
   lua_setfield(L, -2, "version_num");
+  lua_pushcfunction(L, l_stdlib_loads);
+  lua_setfield(L, -2, "stdlib_loads");
   lua_setfield(L, -2, "lattice.core");
   lua_pop(L, 1);
   if (luaopen_lattice_image) {
