@@ -140,6 +140,7 @@ check("close twice", true)
 check("tostring of a closed window", tostring(win) == "gui window (closed)", tostring(win))
 fails("present after close", "win:present: the window is closed", win.present, win, ndarray_of(g))
 fails("read_pixels after close", "win:read_pixels: the window is closed", win.read_pixels, win)
+fails("canvas after close", "win:canvas: the window is closed", win.canvas, win)
 fails("events after close", "win:events: the window is closed", win.events, win)
 
 -- ---- two windows: each gets its own events

@@ -222,6 +222,10 @@ local function fails(pattern, fn, ...)
   assert(tostring(err):find(pattern, 1, true), "wrong error: " .. tostring(err) .. " (expected " .. pattern .. ")")
 end
 fails("expects a 2-D field", win.image, win, 42)
+local core = require "lattice.core"
+fails("core.sleep: expected 0 to 10 seconds", core.sleep, -1)
+fails("core.sleep: expected 0 to 10 seconds", core.sleep, 11)
+fails("number expected", core.sleep, "soon")
 fails("must have 2 indices", win.image, win, lt.field(lt.f32, 5))
 fails("for one component pass f.x", win.image, win, lt.field(lt.vec2, { 4, 4 }))
 fails("unknown colormap 'jet'", win.image, win, f, { colormap = "jet" })
