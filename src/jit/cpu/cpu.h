@@ -4,6 +4,8 @@
 #ifndef LATTICE_JIT_CPU_H
 #define LATTICE_JIT_CPU_H
 
+#include <pthread.h>
+
 #include <llvm-c/LLJIT.h>
 
 #include "../jit.h"
@@ -22,12 +24,27 @@ char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 ** the host's triple, CPU and features for each compilation's target machine
 ** (cpu_backend.c; the test suite's mock-GPU builds use one too,
 ** tests/cuda/cuda_emulate.c). */
+/* Target machines for the host kept for reuse: making one costs about
+** 1.3 ms (the X86 subtarget's tables), a third of what an empty kernel
+** costs to compile. A target machine must not be used by two threads at
+** once, so a compiling thread takes one and gives it back. */
+enum { CPU_SPARE_TMS = 16 };
+
 typedef struct {
   LLVMOrcLLJITRef jit;
   char *triple, *cpu, *features;
+  pthread_mutex_t tm_mu;           /* guards spare_tm */
+  LLVMTargetMachineRef spare_tm[CPU_SPARE_TMS];
+  int nspare_tm;
 } cpu_host;
 bool cpu_host_open(cpu_host *h, char *err, size_t errlen);
 void cpu_host_close(cpu_host *h);
+/* A target machine for the host, for this thread alone until given back
+** (a spare one, else a new one); NULL if LLVM cannot make one. PIC and the
+** small code model suit the JIT's linker (calls into libm go through its
+** stubs). */
+LLVMTargetMachineRef cpu_host_take_tm(cpu_host *h);
+void cpu_host_give_tm(cpu_host *h, LLVMTargetMachineRef tm);   /* NULL: nothing */
 
 typedef struct {
   cpu_exec exec;                  /* first: cpu_run.c and cpu_memory.c see only this */

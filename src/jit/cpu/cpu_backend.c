@@ -105,6 +105,7 @@ static void init_llvm(void) {
 
 bool cpu_host_open(cpu_host *h, char *err, size_t errlen) {
   memset(h, 0, sizeof *h);
+  pthread_mutex_init(&h->tm_mu, NULL);
   h->triple = LLVMGetDefaultTargetTriple();
   h->cpu = LLVMGetHostCPUName();
   h->features = LLVMGetHostCPUFeatures();
@@ -135,10 +136,39 @@ void cpu_host_close(cpu_host *h) {
     LLVMErrorRef e = LLVMOrcDisposeLLJIT(h->jit);
     if (e) LLVMConsumeError(e);
   }
+  for (int i = 0; i < h->nspare_tm; i++) LLVMDisposeTargetMachine(h->spare_tm[i]);
+  pthread_mutex_destroy(&h->tm_mu);
   LLVMDisposeMessage(h->triple);
   LLVMDisposeMessage(h->cpu);
   LLVMDisposeMessage(h->features);
   memset(h, 0, sizeof *h);
+}
+
+LLVMTargetMachineRef cpu_host_take_tm(cpu_host *h) {
+  LLVMTargetMachineRef tm = NULL;
+  pthread_mutex_lock(&h->tm_mu);
+  if (h->nspare_tm) tm = h->spare_tm[--h->nspare_tm];
+  pthread_mutex_unlock(&h->tm_mu);
+  if (tm) return tm;
+  LLVMTargetRef target;
+  char *msg = NULL;
+  if (LLVMGetTargetFromTriple(h->triple, &target, &msg)) {
+    LLVMDisposeMessage(msg);
+    return NULL;
+  }
+  return LLVMCreateTargetMachine(target, h->triple, h->cpu, h->features, LLVMCodeGenLevelDefault, LLVMRelocPIC,
+                                 LLVMCodeModelSmall);
+}
+
+void cpu_host_give_tm(cpu_host *h, LLVMTargetMachineRef tm) {
+  if (!tm) return;
+  pthread_mutex_lock(&h->tm_mu);
+  if (h->nspare_tm < CPU_SPARE_TMS) {
+    h->spare_tm[h->nspare_tm++] = tm;
+    tm = NULL;
+  }
+  pthread_mutex_unlock(&h->tm_mu);
+  if (tm) LLVMDisposeTargetMachine(tm);
 }
 
 /* The offline cache's directory and the backend line of its keys: what

@@ -47,20 +47,6 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* A target machine for the host: one per module, as a target machine must
-** not be shared between threads. PIC and the small code model suit the
-** JIT's linker (calls into libm go through its stubs). */
-static LLVMTargetMachineRef host_tm(const cpu_impl *im) {
-  LLVMTargetRef target;
-  char *msg = NULL;
-  if (LLVMGetTargetFromTriple(im->host.triple, &target, &msg)) {
-    LLVMDisposeMessage(msg);
-    return NULL;
-  }
-  return LLVMCreateTargetMachine(target, im->host.triple, im->host.cpu, im->host.features, LLVMCodeGenLevelDefault,
-                                 LLVMRelocPIC, LLVMCodeModelSmall);
-}
-
 /* The tasks' symbol prefix: the cache key's hash (ltk_<hash>), so an object
 ** compiled in one run links in another next to kernels compiled there; else
 ** the kernel's name and a serial number, unique in the backend. */
@@ -245,7 +231,7 @@ static void group_work(jit_pending *p, int g) {
   cpu_group *gr = &p->groups[g];
   double t = now_ms();
   char err[1024] = "";
-  LLVMTargetMachineRef tm = host_tm(p->im);
+  LLVMTargetMachineRef tm = cpu_host_take_tm(&p->im->host);
   LLVMContextRef ctx = tm ? LLVMContextCreate() : NULL;
   cg_module m;
   if (!tm) {
@@ -267,7 +253,7 @@ static void group_work(jit_pending *p, int g) {
     cg_module_free(&m);
   }
   if (ctx) LLVMContextDispose(ctx);
-  if (tm) LLVMDisposeTargetMachine(tm);
+  cpu_host_give_tm(&p->im->host, tm);
   gr->ms = now_ms() - t;
   if (!gr->obj) {
     pthread_mutex_lock(&sched_mu);   /* the first message wins */
@@ -649,7 +635,7 @@ char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
   /* the modules the kernel is compiled as, one after the other */
   for (int g = 0; ok && g < ng; g++) {
     for (int i = 0; i < ntasks; i++) only[i] = member[i] == g;
-    LLVMTargetMachineRef tm = host_tm(im);
+    LLVMTargetMachineRef tm = cpu_host_take_tm(&im->host);
     if (!tm) {
       snprintf(err, errlen, "cannot create a target machine for %s", im->host.triple);
       ok = false;
@@ -675,7 +661,7 @@ char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen) {
       cg_module_free(&m);
     }
     LLVMContextDispose(ctx);
-    LLVMDisposeTargetMachine(tm);
+    cpu_host_give_tm(&im->host, tm);
   }
   free(member);
   free(only);
