@@ -106,8 +106,10 @@ int cg_symbol_prefix(const ir_kernel *k, char *out, size_t len);
 ** stencils, mpm88) in less compile time (heat_init: 12 -> 7 ms). */
 bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, bool thorough, char *err, size_t errlen);
 
-/* Runtime bitcode (cg_runtime.c). cg_runtime_check parses the target's
-** bitcode once and checks every RT_FUNCTIONS entry is defined.
+/* Runtime bitcode (cg_runtime.c). cg_runtime_check reads the target's
+** bitcode once, lazily (the symbol table, not the bodies), and checks every
+** RT_FUNCTIONS entry is defined; what is not bitcode is refused with a
+** message (LLVM's own handler for unreadable bitcode ends the process).
 ** cg_runtime_link links a fresh copy into mod with internal linkage. */
 bool cg_runtime_check(const cg_target *t, char *err, size_t errlen);
 bool cg_runtime_link(const cg_target *t, LLVMModuleRef mod, char *err, size_t errlen);
