@@ -43,6 +43,17 @@ first_frame_page() {
   echo "| Lattice, examples/mpm88.lua (5 kernels) | $ff_split ms | $st_split ms | **$ffr_split** | $(verdict "$ffr_split" 2.5 le) |"
   echo "| Lattice, bench/mpm88_one.lua (1 kernel) | $ff_one ms | $st_one ms | **$ffr_one** | $(verdict "$ffr_one" 2.5 le) |"
   echo "| Taichi, bench/taichi/mpm88.py (1 kernel) | $(ti_cell "$ff_ti" " ms") | $(ti_cell "$st_ti" " ms") | $(ti_cell "$ffr_ti") | |"
+  echo "| Lattice, examples/mpm88.lua, kernel cache warm (the cache row below) | ${warm_ms:-n/a} ms | ${warm_frame:-n/a} ms | $(ratio "${warm_ms:-}" "${warm_frame:-}") | (not the target's case) |"
+  echo
+  echo "The cold rows miss the target, and cannot meet it on this machine with LLVM"
+  echo "making the code. The warm row is the same first frame with every kernel's"
+  echo "machine code taken from the offline cache (the default from a script's second"
+  echo "run): start-up, tracing, the IR passes, the script's own set-up and a first"
+  echo "frame already take about 2× a steady frame. That leaves about half a steady"
+  echo "frame (15-20 ms) for LLVM to optimise and generate five kernels on two cores,"
+  echo "where it takes 150-220 ms of CPU time (docs/performance_changes.md, issue 15's"
+  echo "last entry: with no optimisation passes at all, -O0 code generation still"
+  echo "takes 33-40 ms and the frames run twice as slow)."
 }
 
 first_frame_summary() {
