@@ -51,8 +51,8 @@ first_frame_page() {
   echo "run): start-up, tracing, the IR passes, the script's own set-up and a first"
   echo "frame already take about 2× a steady frame. That leaves about half a steady"
   echo "frame (15-20 ms) for LLVM to optimise and generate five kernels on two cores,"
-  echo "where it takes 150-220 ms of CPU time (docs/performance_changes.md, issue 15's"
-  echo "last entry: with no optimisation passes at all, -O0 code generation still"
+  echo "where it takes 150-220 ms of CPU time (docs/performance_changes.md, its section on"
+  echo "the cold first frame: with no optimisation passes at all, -O0 code generation still"
   echo "takes 33-40 ms and the frames run twice as slow)."
 }
 
