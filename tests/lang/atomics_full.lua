@@ -373,21 +373,12 @@ check_error("atomic on a float local with a tangent in k:fwd", function()
 end, "lt.atomic_add on a kernel local (write s = s + v for a sum) has no tangent rule")
 
 -- docs/language.md's "Atomics" examples (each asserts its results); last, as lt.init starts afresh
-local root = os.getenv("LT_SOURCE_DIR") or "../.."
-local fh = assert(io.open(root .. "/docs/language.md", "r"))
-local section = assert(fh:read("a"):match("\n## Atomics\n(.-)\n## "), "no Atomics section in docs/language.md")
-fh:close()
-local sources = package.loaded["lattice.sources"] or {}
-package.loaded["lattice.sources"] = sources   -- lets kernels defined in a snippet be traced
-local n = 0
-for code in section:gmatch("```lua\n(.-)```") do
-  n = n + 1
-  local name = "=docs/language.md Atomics example " .. n
-  sources[name] = code
+local snippets = require("docs").snippets("language.md", "\n## Atomics\n(.-)\n## ", "Atomics")
+for n, s in ipairs(snippets) do
   lt.init {}
-  local ok, err = pcall(assert(load(code, name, "t")))
+  local ok, err = pcall(s.run)
   check("docs example " .. n .. " runs (" .. tostring(err) .. ")", ok, true)
 end
-check("docs examples found", n > 0, true)
+check("docs examples found", #snippets > 0, true)
 
 T.finish("atomics_full")

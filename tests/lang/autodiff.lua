@@ -599,16 +599,9 @@ end
 -- docs/autodiff.md's example runs, and its gradient is the derivative by hand:
 -- loss = sum (sin x * a + x^2)^2, d/dx_3 = 2 y_3 (a cos x_3 + 2 x_3)
 do
-  local root = os.getenv("LT_SOURCE_DIR") or "../.."
-  local fh = assert(io.open(root .. "/docs/autodiff.md", "r"))
-  local code = fh:read("a"):match("```lua\n(.-)```")
-  fh:close()
-  local sources = package.loaded["lattice.sources"] or {}
-  package.loaded["lattice.sources"] = sources   -- lets the snippet's kernels be traced
-  sources["=docs/autodiff.md"] = code
   local printed
   local env = setmetatable({ print = function(v) printed = v end }, { __index = _G })
-  assert(load(code, "=docs/autodiff.md", "t", env))()
+  require("docs").snippets("autodiff.md", nil, nil, env)[1].run()
   local x3, a = 3 / 64, 0.5
   local y3 = math.sin(x3) * a + x3 * x3
   local want = 2 * y3 * (a * math.cos(x3) + 2 * x3)

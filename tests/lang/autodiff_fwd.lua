@@ -412,16 +412,9 @@ end
 -- docs/autodiff.md's forward-mode example runs (it calls lt.init: last), and its tangents are the
 -- derivatives by hand
 do
-  local root = os.getenv("LT_SOURCE_DIR") or "../.."
-  local fh = assert(io.open(root .. "/docs/autodiff.md", "r"))
-  local code = fh:read("a"):match("\n## Forward mode\n.-```lua\n(.-)```")
-  fh:close()
-  local sources = package.loaded["lattice.sources"] or {}
-  package.loaded["lattice.sources"] = sources   -- lets the snippet's kernels be traced
-  sources["=docs/autodiff.md#fwd"] = code
   local printed = {}
   local env = setmetatable({ print = function(...) printed[#printed + 1] = { ... } end }, { __index = _G })
-  assert(load(code, "=docs/autodiff.md#fwd", "t", env))()
+  require("docs").snippets("autodiff.md", "\n## Forward mode\n(.*)", "Forward mode", env)[1].run()
   local n, a = 64, 0.5
   local ds, da = 0, 0
   for i = 0, n - 1 do

@@ -2,25 +2,16 @@
 -- docs/language.md's "Types" section (each asserts its own results), so the
 -- rules they state stay true.
 local lt = require "lattice"
-local root = os.getenv("LT_SOURCE_DIR") or "../.."
-local sources = package.loaded["lattice.sources"] or {}
-package.loaded["lattice.sources"] = sources   -- lets kernels defined in a snippet be traced
+package.path = "lib/?.lua;" .. package.path
+local docs = require "docs"
 local total = 0
 for _, doc in ipairs { { "arithmetic.md", "Constants" }, { "language.md", "Types" } } do
-  local f = assert(io.open(root .. "/docs/" .. doc[1], "r"))
-  local text = f:read("a")
-  f:close()
-  local section = text:match("\n## " .. doc[2]:gsub("%p", "%%%0") .. "\n(.-)\n## ")
-  assert(section, "no '" .. doc[2] .. "' section in docs/" .. doc[1])
-  local n = 0
-  for code in section:gmatch("```lua\n(.-)```") do
-    n = n + 1
-    local name = "=docs/" .. doc[1] .. " " .. doc[2] .. " example " .. n
-    sources[name] = code
+  local snippets = docs.snippets(doc[1], "\n## " .. doc[2]:gsub("%p", "%%%0") .. "\n(.-)\n## ", doc[2])
+  for _, s in ipairs(snippets) do
     lt.init {}
-    assert(load(code, name, "t"))()
+    s.run()
   end
-  assert(n > 0, "no examples in " .. doc[2])
-  total = total + n
+  assert(#snippets > 0, "no examples in " .. doc[2])
+  total = total + #snippets
 end
 print("constants_docs: ok (" .. total .. " examples)")

@@ -344,23 +344,13 @@ check_error("Lua scope, debug mode", function() return d[64][0] end,
   "index 64 out of range for axis 0 of field 'd' with box [-64, 64) x [-64, 64)")
 
 -- ---- the "Fields and layouts" examples of docs/language.md -------------------------------
-local root = os.getenv("LT_SOURCE_DIR") or "../.."
-local f = assert(io.open(root .. "/docs/language.md", "r"))
-local doc = f:read("a")
-f:close()
-local section = assert(doc:match("\n## Fields and layouts\n(.-)\n## "), "no 'Fields and layouts' section")
-local sources = package.loaded["lattice.sources"] or {}
-package.loaded["lattice.sources"] = sources   -- lets kernels defined in a snippet be traced
-local examples = 0
-for code in section:gmatch("```lua\n(.-)```") do
-  examples = examples + 1
-  local name = "=docs/language.md Fields and layouts example " .. examples
-  sources[name] = code
+local snippets = require("docs").snippets("language.md", "\n## Fields and layouts\n(.-)\n## ", "Fields and layouts")
+for n, s in ipairs(snippets) do
   lt.init {}
-  local ok, err = pcall(assert(load(code, name, "t")))
-  if not ok then T.fail("example " .. examples .. " of 'Fields and layouts': " .. tostring(err)) end
+  local ok, err = pcall(s.run)
+  if not ok then T.fail("example " .. n .. " of 'Fields and layouts': " .. tostring(err)) end
 end
-check("the section's examples ran", examples >= 3, true)
+check("the section's examples ran", #snippets >= 3, true)
 
 T.finish("field offset")
 print("field_offset: ok")

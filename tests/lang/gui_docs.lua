@@ -1,19 +1,12 @@
 -- Runs the Lua examples of docs/gui.md (headless), so what the page says stays true.
 local lt = require "lattice"
-local root = os.getenv("LT_SOURCE_DIR") or "../.."
-local sources = package.loaded["lattice.sources"] or {}
-package.loaded["lattice.sources"] = sources   -- lets kernels defined in a snippet be traced
-local f = assert(io.open(root .. "/docs/gui.md", "r"))
-local text = f:read("a")
-f:close()
-local n = 0
-for code in text:gmatch("```lua\n(.-)```") do
-  n = n + 1
-  local name = "=docs/gui.md example " .. n
-  sources[name] = code
+package.path = "lib/?.lua;" .. package.path
+local snippets = require("docs").snippets("gui.md")
+for _, s in ipairs(snippets) do
   lt.init {}
-  assert(load(code, name, "t"))()
+  s.run()
 end
+local n = #snippets
 assert(n >= 2, "docs/gui.md: expected at least two examples, found " .. n)
 assert(io.open("out/gui_docs/waves_00003.png"), "the first example writes three frames")
 assert(io.open("out/spin_window_00003.png") and not io.open("out/spin_window_00004.png"),

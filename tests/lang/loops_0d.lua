@@ -66,22 +66,13 @@ for I in lt.grouped(s) do count = count + 1; comps = #I end
 assert(count == 1 and comps == 0)
 
 -- the examples of docs/language.md's "Loops" (under "Control flow")
-local root = os.getenv("LT_SOURCE_DIR") or "../.."
-local f = assert(io.open(root .. "/docs/language.md", "r"))
-local doc = f:read("a")
-f:close()
-local section = assert(doc:match("\n### Loops\n(.-)\n##"), "no 'Loops' section in docs/language.md")
-local sources = package.loaded["lattice.sources"] or {}
-package.loaded["lattice.sources"] = sources   -- lets kernels defined in a snippet be traced
-local n = 0
-for code in section:gmatch("```lua\n(.-)```") do
-  n = n + 1
-  local name = "=docs/language.md Loops example " .. n
-  sources[name] = code
+package.path = "lib/?.lua;" .. package.path
+local snippets = require("docs").snippets("language.md", "\n### Loops\n(.-)\n##", "Loops")
+for n, s in ipairs(snippets) do
   lt.init {}
-  local ok, e = pcall(assert(load(code, name, "t")))
-  if not ok then error("example " .. n .. " of 'Loops' fails: " .. tostring(e) .. "\n" .. code) end
+  local ok, e = pcall(s.run)
+  if not ok then error("example " .. n .. " of 'Loops' fails: " .. tostring(e) .. "\n" .. s.code) end
 end
-assert(n >= 1, "no example in 'Loops'")
+assert(#snippets >= 1, "no example in 'Loops'")
 
 print("loops_0d: ok")

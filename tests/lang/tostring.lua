@@ -95,20 +95,11 @@ C.check("empty", show.value({}), "{}")
 C.check("numbers", show.value(3), "3")
 
 -- docs/language.md's "Printing values" example
-local root = os.getenv("LT_SOURCE_DIR") or "../.."
-local fh = assert(io.open(root .. "/docs/language.md", "r"))
-local section = assert(fh:read("a"):match("\n### Printing values\n(.-)\n## "), "no 'Printing values' in docs/language.md")
-fh:close()
-local sources = package.loaded["lattice.sources"] or {}
-package.loaded["lattice.sources"] = sources   -- lets kernels defined in the snippet be traced
-local n = 0
-for code in section:gmatch("```lua\n(.-)```") do
-  n = n + 1
-  local name = "=docs/language.md Printing values example " .. n
-  sources[name] = code
+local snippets = require("docs").snippets("language.md", "\n### Printing values\n(.-)\n## ", "Printing values")
+for n, s in ipairs(snippets) do
   lt.init {}
-  local ok, err = pcall(assert(load(code, name, "t")))
+  local ok, err = pcall(s.run)
   C.check("docs example " .. n .. " runs (" .. tostring(err) .. ")", ok, true)
 end
-C.check("docs examples", n, 1)
+C.check("docs examples", #snippets, 1)
 C.finish("tostring")
