@@ -104,6 +104,11 @@ int main(void) {
     if (fptx) {
       CHECK_CONTAINS(fptx, "__nv_fmodf");
       CHECK(strstr(fptx, "cvt.rzi") == NULL);   /* no trunc of the quotient */
+      /* the field is read and written as global memory (cg_global), not
+      ** through generic addresses */
+      CHECK_CONTAINS(fptx, "ld.global.f32");
+      CHECK_CONTAINS(fptx, "st.global.f32");
+      CHECK(strstr(fptx, "\tld.f32") == NULL && strstr(fptx, "\tst.f32") == NULL);
       free(fptx);
     }
   }

@@ -12,7 +12,7 @@
 
 /* An ndarray's element: the array's address is a u64 kernel argument. */
 static LLVMValueRef ext_ptr(cg *c, ir_stmt *s) {
-  LLVMValueRef base = LLVMBuildIntToPtr(B, cg_get(c, s->ops[0]), c->t_ptr, "");
+  LLVMValueRef base = cg_global(c, LLVMBuildIntToPtr(B, cg_get(c, s->ops[0]), c->t_ptr, ""));
   LLVMValueRef off = cg_int_convert(c, cg_get(c, s->ops[1]), true, c->t_i64);
   return LLVMBuildGEP2(B, cg_type(c, s->type), base, &off, 1, "");
 }

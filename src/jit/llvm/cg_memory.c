@@ -57,7 +57,7 @@ static void tag_access(cg *c, LLVMValueRef access, const ir_stmt *ptr) {
 
 /* ptr[index] of an array of element type t whose address is ctx field `field` */
 static LLVMValueRef ctx_array_load(cg *c, int field, LLVMTypeRef t, long long index) {
-  LLVMValueRef base = invariant(c, cg_ctx_field(c, field));
+  LLVMValueRef base = cg_global(c, invariant(c, cg_ctx_field(c, field)));
   LLVMValueRef idx = LLVMConstInt(c->t_i64, (unsigned long long)index, 0);
   LLVMValueRef p = LLVMBuildGEP2(B, t, base, &idx, 1, "");
   return invariant(c, LLVMBuildLoad2(B, t, p, ""));
@@ -116,7 +116,14 @@ LLVMValueRef cg_cell_index(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef 
   return cell;
 }
 
-LLVMValueRef cg_root(cg *c, int tree) { return ctx_array_load(c, CG_CTX_ROOTS, c->t_ptr, tree); }
+LLVMValueRef cg_global(cg *c, LLVMValueRef p) {
+  unsigned as = c->target->global_as;
+  if (!as) return p;
+  LLVMValueRef g = LLVMBuildAddrSpaceCast(B, p, LLVMPointerTypeInContext(c->ctx, as), "");
+  return LLVMBuildAddrSpaceCast(B, g, c->t_ptr, "");
+}
+
+LLVMValueRef cg_root(cg *c, int tree) { return cg_global(c, ctx_array_load(c, CG_CTX_ROOTS, c->t_ptr, tree)); }
 
 /* The element's address: the tree's base plus, for each level from the root
 ** down, cell index * cell_bytes + the child container's offset (snode.h; the
@@ -356,7 +363,7 @@ bool cg_memory(cg *c, ir_stmt *s) {
   }
   case IR_global_ptr: v = global_ptr(c, s); break;
   case IR_global_tmp: {
-    LLVMValueRef base = invariant(c, cg_ctx_field(c, CG_CTX_GTMP));
+    LLVMValueRef base = cg_global(c, invariant(c, cg_ctx_field(c, CG_CTX_GTMP)));
     LLVMValueRef off = LLVMConstInt(c->t_i64, (unsigned long long)s->aux, 0);
     v = LLVMBuildGEP2(B, c->t_i8, base, &off, 1, "");
     break;

@@ -17,6 +17,8 @@
 #include <llvm-c/Linker.h>
 #include <llvm-c/Target.h>
 
+#include <llvm-c/Transforms/PassBuilder.h>
+
 #include "llvm_codegen.h"
 
 extern const unsigned char *lt_runtime_bc_nvptx64;
@@ -164,7 +166,7 @@ static void ptx_finish_task(cg *c, LLVMValueRef task, ir_stmt *s, int index) {
 
 static const cg_target ptx_target = {"nvptx64", &lt_runtime_bc_nvptx64, &lt_runtime_bc_nvptx64_size,
                                      ptx_math_fn, ptx_finish_task, ptx_gc_lanes, false, "__nv_fmod",
-                                     "llvm.nvvm.div.approx.f", "llvm.nvvm.sqrt.approx.f"};
+                                     "llvm.nvvm.div.approx.f", "llvm.nvvm.sqrt.approx.f", 1};
 
 static cg_target emu_target;
 static const cg_target *emu_host;
@@ -302,6 +304,19 @@ static char *emit(LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *what, 
   LLVMDisposeMessage(dls);
   LLVMDisposeTargetData(dl);
   LLVMSetTarget(mod, triple);
+  /* Pointers marked global (cg_global) make their accesses global before
+  ** the optimiser folds the marking casts away: ld.global/st.global instead
+  ** of generic ones, which resolve the address's space at run time, as the
+  ** hand-written CUDA kernels of bench/triad.cu get from nvcc */
+  LLVMPassBuilderOptionsRef o = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef e = LLVMRunPasses(mod, "function(infer-address-spaces)", tm, o);
+  LLVMDisposePassBuilderOptions(o);
+  if (e) {
+    char *m = LLVMGetErrorMessage(e);
+    snprintf(err, errlen, "LLVM address-space inference failed for %s: %s", what, m);
+    LLVMDisposeErrorMessage(m);
+    return NULL;
+  }
   if (!cg_optimize(mod, tm, true, err, errlen)) return NULL;
   char *msg = NULL, *ptx = NULL;
   LLVMMemoryBufferRef buf = NULL;

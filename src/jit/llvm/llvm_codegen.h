@@ -56,6 +56,11 @@ typedef struct cg_target {
   ** infinities as IEEE says); NULL: fdiv / the math function with fast-math
   ** flags (cg_arith.c). */
   const char *approx_div_f32, *approx_sqrt_f32;
+  /* The address space of the device's global memory (NVPTX: 1), where every
+  ** field and ndarray lives; 0: none. The tree roots and ndarray addresses a
+  ** kernel reads are marked as pointing there (cg_global), so the loads and
+  ** stores through them are global ones instead of generic. */
+  unsigned global_as;
 } cg_target;
 
 /* The name of math op on type t (f32/f64) lowered as `how` says (a column
@@ -63,6 +68,12 @@ typedef struct cg_target {
 ** <lib_prefix><op>f (f32) or <lib_prefix><op> (f64) for IR_MATH_lib; NULL
 ** for IR_MATH_none. Written into buf (cg_arith.c). */
 const char *cg_math_name(ir_math how, const char *lib_prefix, ir_op op, ir_type t, char *buf, size_t len);
+
+/* p (a generic pointer into the target's global memory) marked as such: a
+** cast to global_as and back, from which NVPTX's address-space inference
+** makes every access through p global (cg_memory.c). p itself when the
+** target has no global_as. */
+LLVMValueRef cg_global(cg *c, LLVMValueRef p);
 
 /* The result of cg_build. */
 typedef struct {
