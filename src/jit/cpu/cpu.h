@@ -23,11 +23,11 @@ char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 /* An ORC JIT for the host, with the process's symbols (libm) visible, and
 ** the host's triple, CPU and features for each compilation's target machine
 ** (cpu_backend.c; the test suite's mock-GPU builds use one too,
-** tests/cuda/cuda_emulate.c). */
-/* Target machines for the host kept for reuse: making one costs about
-** 1.3 ms (the X86 subtarget's tables), a third of what an empty kernel
-** costs to compile. A target machine must not be used by two threads at
-** once, so a compiling thread takes one and gives it back. */
+** tests/cuda/cuda_emulate.c). Target machines are kept for reuse, up to
+** CPU_SPARE_TMS: making one costs about 1.3 ms (the X86 subtarget's
+** tables), a third of what an empty kernel costs to compile. A target
+** machine must not be used by two threads at once, so a compiling thread
+** takes one and gives it back. */
 enum { CPU_SPARE_TMS = 16 };
 
 typedef struct {

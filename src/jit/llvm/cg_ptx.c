@@ -16,7 +16,6 @@
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Linker.h>
 #include <llvm-c/Target.h>
-
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "llvm_codegen.h"
