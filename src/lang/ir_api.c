@@ -424,6 +424,29 @@ static int l_type_name(lua_State *L) {
   return 1;
 }
 
+/* core.user_loc(fallback) -> file, line: the innermost frame of user code
+** (not C, not a lattice/ module) with a line, from the caller of the Lua
+** function that calls this on up; else fallback (or "?") and 0. The tracer
+** asks for every statement it emits (tracer.lua's user_loc): walked here,
+** a frame costs no table, where debug.getinfo makes one per call. */
+static int l_user_loc(lua_State *L) {
+  lua_Debug ar;
+  /* level 0 is this function, 1 the Lua function that calls it, 2 its caller */
+  for (int level = 3; level <= 200 && lua_getstack(L, level, &ar); level++) {
+    if (!lua_getinfo(L, "Sl", &ar)) break;
+    if (strcmp(ar.what, "C") == 0 || strncmp(ar.source, "=lattice/", 9) == 0) continue;
+    if (ar.currentline > 0) {
+      lua_pushstring(L, ar.short_src);
+      lua_pushinteger(L, ar.currentline);
+      return 2;
+    }
+  }
+  if (lua_type(L, 1) == LUA_TSTRING) lua_pushvalue(L, 1);
+  else lua_pushliteral(L, "?");
+  lua_pushinteger(L, 0);
+  return 2;
+}
+
 void lang_open_ir(lua_State *L) {
   static const luaL_Reg methods[] = {
     {"set_args", m_set_args}, {"arg", m_arg}, {"set_ret", m_set_ret}, {"set_loc", m_set_loc},
@@ -455,6 +478,7 @@ void lang_open_ir(lua_State *L) {
     {"result_type", l_result_type},
     {"type_id", l_type_id},
     {"type_name", l_type_name},
+    {"user_loc", l_user_loc},
     {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

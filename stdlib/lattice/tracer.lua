@@ -43,28 +43,12 @@ function T.active() return S ~= nil end
 function T.current() return S end
 
 -- The innermost frame of user code (not a lattice/ module, not C): the line
--- to blame for an error and to record on emitted statements.
--- Called for every statement traced, so a function's kind is looked up once
--- (its short_src when it is the user's, false when not) and each frame costs
--- only its function and line.
-local user_src = setmetatable({}, { __mode = "k" })
+-- to blame for an error and to record on emitted statements. Called for every
+-- statement traced, so the stack is walked in C (core.user_loc), which starts
+-- at this function's caller's caller, as debug.getinfo(3) would here.
 local function user_loc()
-  for level = 3, 200 do
-    local f = debug.getinfo(level, "f")
-    if not f then break end
-    f = f.func
-    local src = user_src[f]
-    if src == nil then
-      local info = debug.getinfo(f, "S")
-      src = info.what ~= "C" and info.source:sub(1, 9) ~= "=lattice/" and info.short_src
-      user_src[f] = src
-    end
-    if src then
-      local line = debug.getinfo(level, "l").currentline
-      if line > 0 then return src, line end
-    end
-  end
-  return (S and S.file) or "?", 0
+  local file, line = core.user_loc(S and S.file)   -- not a tail call: this frame is level 1 there
+  return file, line
 end
 T.user_loc = user_loc
 
