@@ -424,21 +424,26 @@ static int l_type_name(lua_State *L) {
   return 1;
 }
 
-/* core.user_loc(fallback) -> file, line: the innermost frame of user code
-** (not C, not a lattice/ module) with a line, from the caller of the Lua
-** function that calls this on up; else fallback (or "?") and 0. The tracer
-** asks for every statement it emits (tracer.lua's user_loc): walked here,
-** a frame costs no table, where debug.getinfo makes one per call. */
+/* core.user_loc(fallback[, first]) -> file, line, level: the innermost frame
+** of user code (not C, not a lattice/ module) with a line, from stack level
+** `first` on (default 3: the caller of the Lua function that calls this, as
+** its own debug.getinfo would number it) and that level; else fallback (or
+** "?") and 0, and no level. The one definition of "the user's line": the
+** tracer asks for every statement it emits (tracer.lua's user_loc), errors
+** and field names ask too (state.lua's user_frame); walked here, a frame
+** costs no table, where debug.getinfo makes one per call. */
 static int l_user_loc(lua_State *L) {
   lua_Debug ar;
-  /* level 0 is this function, 1 the Lua function that calls it, 2 its caller */
-  for (int level = 3; level <= 200 && lua_getstack(L, level, &ar); level++) {
+  /* level 0 is this function, 1 the Lua function that calls it */
+  int first = (int)luaL_optinteger(L, 2, 3);
+  for (int level = first < 1 ? 1 : first; level <= 200 && lua_getstack(L, level, &ar); level++) {
     if (!lua_getinfo(L, "Sl", &ar)) break;
     if (strcmp(ar.what, "C") == 0 || strncmp(ar.source, "=lattice/", 9) == 0) continue;
     if (ar.currentline > 0) {
       lua_pushstring(L, ar.short_src);
       lua_pushinteger(L, ar.currentline);
-      return 2;
+      lua_pushinteger(L, level);
+      return 3;
     }
   }
   if (lua_type(L, 1) == LUA_TSTRING) lua_pushvalue(L, 1);

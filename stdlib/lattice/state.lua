@@ -1,5 +1,7 @@
 -- state.lua -- the current program (one per lt.init) shared by the lattice
 -- modules, and how they blame the user's line for an error.
+local core = require "lattice.core"
+
 local M = {
   prog = nil,          -- the lang_program userdata (src/lang/program.c)
   gen = 0,             -- bumped by every lt.init: fields and kernels remember theirs
@@ -10,15 +12,12 @@ local M = {
   instances = nil,     -- tree instance -> true for every instance made (weak keys; tree.lua)
 }
 
--- The innermost frame of user code (not a lattice/ module, not C).
+-- The innermost frame of user code (not a lattice/ module, not C, with a
+-- line): its level as the caller's debug.getinfo numbers it, its file and
+-- line; nothing when there is none (core.user_loc, from this function's caller on).
 function M.user_frame()
-  for level = 2, 200 do
-    local info = debug.getinfo(level, "Sl")
-    if not info then break end
-    if info.what ~= "C" and info.currentline > 0 and info.source:sub(1, 9) ~= "=lattice/" then
-      return level - 1, info.short_src, info.currentline
-    end
-  end
+  local file, line, level = core.user_loc(nil, 2)
+  if level then return level - 1, file, line end
 end
 
 -- Raises msg as "file:line: msg" at the user's statement.
