@@ -490,7 +490,7 @@ static bool layout_node(ir_snode *s, int64_t *align, char *err, size_t errlen) {
     s->meta_bytes = s->container_bytes = align_up(4 * n, 8);
     break;
   case IR_SN_dynamic:
-    s->meta_bytes = s->container_bytes = 24;
+    s->meta_bytes = s->container_bytes = 32;
     break;
   default:
     s->container_bytes = n * s->cell_bytes;

@@ -35,8 +35,9 @@
 **              meta_offset = 0, meta_bytes = container_bytes = align8(4 * n);
 **              each cell (cell_bytes, rounded up to 8) comes from the SNode's
 **              allocator when activated
-**   dynamic    [i32 lock][i32 length][u64 first chunk][u64 last chunk]
-**              meta_offset = 0, meta_bytes = container_bytes = 24; the n cells
+**   dynamic    [i32 lock][i32 length][u64 first chunk][u64 last chunk's
+**              number << 32 | its pool slot][u64 0]
+**              meta_offset = 0, meta_bytes = container_bytes = 32; the n cells
 **              (n = the capacity) live in chunks of chunk_cells cells, each
 **              chunk [u64 next chunk][i64 its number][cell 0]...[cell chunk_cells-1]
 **

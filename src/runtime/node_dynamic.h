@@ -3,7 +3,7 @@
 ** singly linked list of chunks of chunk_cells cells, from the SNode's allocator.
 ** Included once, by nodes.c; the prototypes are in runtime.h.
 **
-**   node:  [i32 lock][i32 n][u64 first chunk][u64 last chunk]
+**   node:  [i32 lock][i32 n][u64 first chunk][u64 tail][u64 0]     32 bytes
 **   chunk: [u64 next chunk][i64 its number][cell 0]...[cell chunk_cells-1]
 **
 ** Cells 0..n-1 are active. append reserves index n; activate(i) makes the
@@ -11,44 +11,54 @@
 ** back to the allocator), whatever i is. Appending and deactivating the same
 ** list in one task is a race the caller must avoid. A dynamic level is always
 ** the last level, so no list depends on its cells: unlike bitmasked and
-** pointer it never calls rt_mark_changed, and append stays one CAS (its
-** count goes to the appending thread's stripe, or into a register of the
-** generated task that adds the sum once: rt_dynamic_count).
+** pointer it never calls rt_mark_changed, and append stays one atomic add
+** (its count goes to the appending thread's stripe, or into a register of
+** the generated task that adds the sum once: rt_dynamic_count).
 **
-** The last chunk is kept in the node, and every chunk knows its number, so
-** an append (whose index is nearly always in the last chunk) finds its cell
-** without walking the list from the head: the walk was a chain of dependent
-** loads, each a cache miss in a long list. Chunks are made in order, under
-** the list's lock, and each is published (release) with its number already
-** written, so a reader that sees a chunk sees its number.
+** tail names the last chunk and its number in one word (number << 32 | the
+** chunk's pool slot, rt_cell_slot), so an append (whose index is nearly
+** always in the last chunk) finds its cell from the node's own cache line:
+** no walk from the head (a chain of dependent loads, each a cache miss in a
+** long list), and no read of the chunk's header, a line other threads may be
+** writing cells into. One word, so a reader never pairs a chunk with another
+** chunk's number. Chunks are made in order, under the list's lock, and each
+** is published (release) after its header is written. The node is padded to
+** 32 bytes so that it never straddles two cache lines (n and tail in one
+** line); neighbouring lists' nodes written by different threads share a line
+** at most two to a line.
 */
 
 typedef struct {
   int32_t lock;
   int32_t n;
   char *head;
-  char *tail;                      /* the last chunk, or NULL */
+  uint64_t tail;                   /* the last chunk: its number << 32 | its pool slot
+                                      (rt_cell_slot), or 0 */
+  uint64_t pad;                    /* to 32 bytes (rt_container_bytes) */
 } rt_dynamic_node;
+
+_Static_assert(sizeof(rt_dynamic_node) == 32, "rt_container_bytes gives a dynamic node 32 bytes");
 
 int32_t rt_dynamic_get_num_elements(const rt_meta *m, char *node) { return m->num_cells; }
 
 int32_t rt_dynamic_length(const rt_meta *m, char *node) {
-  return rt_ld_acq(&((rt_dynamic_node *)node)->n);
+  int32_t n = rt_ld_acq(&((rt_dynamic_node *)node)->n);
+  return n < m->num_cells ? n : m->num_cells;   /* appends to a full list in flight */
 }
-
-static int64_t dyn_number(const char *chunk) { return *(const int64_t *)(chunk + 8); }
 
 /* Chunk number c of the list, created (with any missing chunk before it)
 ** under the list's lock if needed; NULL when the pool is exhausted. The walk
-** starts at the last chunk when c is not before it. */
-static char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int create) {
+** starts at `tail` when c is not before it: the list's last chunk as loaded
+** by the caller, maybe since overtaken by a newer one, which only makes the
+** walk longer (chunks before the last never change). */
+static char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int create, uint64_t tail) {
   char **link = &d->head;
   int32_t k = 0;
-  char *last = rt_ld_acq(&d->tail);
-  if (last) {
-    int64_t t = dyn_number(last);
+  if (tail) {
+    int32_t t = (int32_t)(tail >> 32);
+    char *last = rt_slot_cell(m->rt, (uint32_t)tail);
     if (t == c) return last;
-    if (t < c) link = (char **)last, k = (int32_t)t + 1;
+    if (t < c) link = (char **)last, k = t + 1;
   }
   for (;; k++) {
     char *chunk = rt_ld_acq(link);
@@ -61,7 +71,8 @@ static char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int crea
         if (chunk) {
           *(int64_t *)(chunk + 8) = k;
           rt_st_rel(link, chunk);
-          rt_st_rel(&d->tail, chunk);   /* made in order: the newest is the last */
+          /* made in order: the newest is the last */
+          rt_st_rel(&d->tail, (uint64_t)k << 32 | rt_cell_slot(m->rt, chunk));
         }
       }
       rt_unlock(&d->lock);
@@ -80,7 +91,7 @@ char *rt_dynamic_activate(const rt_meta *m, char *node, int32_t i) {
   rt_dynamic_node *d = (rt_dynamic_node *)node;
   /* Bounds are the caller's job, but a bad i here would grow n past capacity. */
   if (i < 0 || i >= m->num_cells) return m->rt->sink;
-  char *chunk = dyn_chunk(m, d, i / m->chunk_cells, 1);
+  char *chunk = dyn_chunk(m, d, i / m->chunk_cells, 1, rt_ld_acq(&d->tail));
   if (!chunk) return m->rt->sink;
   int32_t n = __atomic_load_n(&d->n, __ATOMIC_RELAXED);
   while (n < i + 1) {
@@ -92,27 +103,29 @@ char *rt_dynamic_activate(const rt_meta *m, char *node, int32_t i) {
   return dyn_cell(m, chunk, i, m->chunk_cells);
 }
 
-/* Reserves index n with one CAS (two threads rarely append to one list at
-** once, so it seldom retries), then finds or makes its chunk in one walk.
-** chunk_cells is m->chunk_cells, passed by generated code as a constant so
-** the division by it folds. The element is counted in stripe `stripe`; when
-** stripe < 0 the caller counts it (generated code sums a task's appends in
-** a register and calls rt_dynamic_count once, as it returns). */
+/* Reserves index n with one atomic add (an add, unlike a compare-and-swap
+** loop, takes the node's cache line once, whichever thread held it), then
+** finds or makes its chunk. A list already full gives the index back, so n
+** passes num_cells only by the appends in flight (rt_dynamic_length reads
+** at most num_cells). chunk_cells is m->chunk_cells, passed by generated
+** code as a constant so the division by it folds. The element is counted
+** in stripe `stripe`; when stripe < 0 the caller counts it (generated code
+** sums a task's appends in a register and calls rt_dynamic_count once, as
+** it returns). */
 char *rt_dynamic_append_cell(const rt_meta *m, char *node, int32_t chunk_cells, int32_t stripe,
                              int32_t *index) {
   rt_dynamic_node *d = (rt_dynamic_node *)node;
-  int32_t n = __atomic_load_n(&d->n, __ATOMIC_RELAXED);
-  do {
-    if (n >= m->num_cells) {
-      *index = -1;
-      return 0;
-    }
-  } while (!__atomic_compare_exchange_n(&d->n, &n, n + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+  int32_t n = __atomic_fetch_add(&d->n, 1, __ATOMIC_ACQ_REL);
+  if (n >= m->num_cells) {
+    __atomic_fetch_sub(&d->n, 1, __ATOMIC_RELAXED);
+    *index = -1;
+    return 0;
+  }
   if (stripe >= 0) rt_count_active(m->rt, m->snode_id, (uint32_t)stripe, 1);
   *index = n;
   /* Without its chunk the element is written to the sink and reads as zero;
   ** the pool error is recorded. */
-  char *chunk = dyn_chunk(m, d, n / chunk_cells, 1);
+  char *chunk = dyn_chunk(m, d, n / chunk_cells, 1, rt_ld_acq(&d->tail));
   return chunk ? dyn_cell(m, chunk, n, chunk_cells) : m->rt->sink;
 }
 
@@ -133,7 +146,7 @@ int32_t rt_dynamic_is_active(const rt_meta *m, char *node, int32_t i) {
 char *rt_dynamic_lookup_element(const rt_meta *m, char *node, int32_t i) {
   rt_dynamic_node *d = (rt_dynamic_node *)node;
   if (i >= rt_dynamic_length(m, node)) return m->rt->ambient;
-  char *chunk = dyn_chunk(m, d, i / m->chunk_cells, 0);
+  char *chunk = dyn_chunk(m, d, i / m->chunk_cells, 0, rt_ld_acq(&d->tail));
   return chunk ? dyn_cell(m, chunk, i, m->chunk_cells) : m->rt->ambient;
 }
 
@@ -143,8 +156,9 @@ void rt_dynamic_deactivate(const rt_meta *m, char *node, int32_t i) {
     return;
   rt_lock(&d->lock);
   char *chunk = __atomic_exchange_n(&d->head, (char *)0, __ATOMIC_ACQ_REL);
-  rt_st_rel(&d->tail, (char *)0);
+  rt_st_rel(&d->tail, (uint64_t)0);
   int32_t n = __atomic_exchange_n(&d->n, 0, __ATOMIC_ACQ_REL);
+  if (n > m->num_cells) n = m->num_cells;   /* a full list's failed appends, undone */
   rt_count_active(m->rt, m->snode_id, rt_addr_stripe(node), -(int64_t)n);
   /* Next links stay intact until GC zero-fills the recycled chunks. */
   while (chunk) {

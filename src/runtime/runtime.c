@@ -123,8 +123,8 @@ int32_t rt_runtime_add_snode(rt_runtime *rt, const rt_meta *m) {
   *l = fresh;
   int64_t bytes = rt_alloc_bytes(m);
   if (bytes > 0) {
-    /* pointer cells sit on slot units (rt_slot_cell) */
-    if (m->kind == RT_KIND_POINTER) bytes = rt_align(bytes, (int64_t)1 << rt->slot_shift);
+    /* pointer cells and dynamic chunks sit on slot units (rt_slot_cell) */
+    if (m->kind == RT_KIND_POINTER || m->kind == RT_KIND_DYNAMIC) bytes = rt_align(bytes, (int64_t)1 << rt->slot_shift);
     /* so do a dropped SNode's cells (zeroed in its free list) */
     rt_allocator *a = &rt->allocators[id];
     if (!a->data.chunks || a->elem_bytes != rt_align(bytes, 8)) rt_allocator_init(a, bytes, id);

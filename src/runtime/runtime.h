@@ -177,12 +177,16 @@ static inline void rt_st_u32(uint32_t *p, uint32_t v) {
   rt_fence_before_release();
   __atomic_store_n(p, v, RT_MO_REL);
 }
+static inline void rt_st_u64(uint64_t *p, uint64_t v) {
+  rt_fence_before_release();
+  __atomic_store_n(p, v, RT_MO_REL);
+}
 #define rt_ld_acq(p)                                                           \
   _Generic((p), char **: rt_ld_ptr, char *const *: rt_ld_ptr, int32_t *: rt_ld_i32, \
            const int32_t *: rt_ld_i32, uint32_t *: rt_ld_u32, const uint32_t *: rt_ld_u32, \
            uint64_t *: rt_ld_u64, const uint64_t *: rt_ld_u64)(p)
 #define rt_st_rel(p, v) \
-  _Generic((p), char **: rt_st_ptr, int32_t *: rt_st_i32, uint32_t *: rt_st_u32)((p), (v))
+  _Generic((p), char **: rt_st_ptr, int32_t *: rt_st_i32, uint32_t *: rt_st_u32, uint64_t *: rt_st_u64)((p), (v))
 
 static inline void rt_lock(int32_t *l) {
   for (;;) {
@@ -223,13 +227,15 @@ static inline void rt_mark_changed(rt_runtime *rt, int32_t snode) {
 **   dense      cells
 **   bitmasked  cells, padded to 8, then one u32 mask word per 32 cells
 **   pointer    one u32 slot per cell (node_pointer.h)
-**   dynamic    i32 lock, i32 length, u64 pointers to the first and last chunks */
+**   dynamic    i32 lock, i32 length, u64 first chunk, u64 last chunk (its
+**              number and pool slot), u64 padding: 32 bytes, so a list's
+**              node never straddles two cache lines */
 static inline int64_t rt_container_bytes(int32_t kind, int64_t num_cells, int64_t cell_bytes) {
   switch (kind) {
   case RT_KIND_DENSE: return num_cells * cell_bytes;
   case RT_KIND_BITMASKED: return rt_align(rt_align(num_cells * cell_bytes, 8) + 4 * ((num_cells + 31) / 32), 8);
   case RT_KIND_POINTER: return rt_align(num_cells * 4, 8);
-  case RT_KIND_DYNAMIC: return 24;   /* node_dynamic.h: lock, n, head, tail */
+  case RT_KIND_DYNAMIC: return 32;   /* node_dynamic.h: lock, n, head, tail, pad */
   default: return -1;
   }
 }
