@@ -53,7 +53,7 @@ dynamic_page() {
   echo "after a warm-up, the best of three runs (bench/dynamic.lua). Taichi: bench/taichi/dynamic.py,"
   echo "\`ti.root.pointer(ti.ij, 32).dynamic(ti.k, 1024, chunk_size=64)\`, \`ti.append\` and the"
   echo "same struct-for. C: bench/dynamic.c, a list of fixed capacity per cell, allocated"
-  echo "once, and an atomic count (an append is one atomic add and a store: no chunks"
+  echo "once, and an atomic count on a cache line of its own (an append is one atomic add and a store: no chunks"
   echo "to allocate, no pointer level; the floor for the row), and a plain parallel loop"
   echo "over the cells for the sums. The sums and the element counts of all three agree."
   echo
