@@ -50,15 +50,16 @@ int32_t rt_dynamic_length(const rt_meta *m, char *node) {
 ** under the list's lock if needed; NULL when the pool is exhausted. The walk
 ** starts at `tail` when c is not before it: the list's last chunk as loaded
 ** by the caller, maybe since overtaken by a newer one, which only makes the
-** walk longer (chunks before the last never change). */
-static char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int create, uint64_t tail) {
+** walk longer (chunks before the last never change). Out of line: an append
+** comes here once per chunk, and inlined, the walk and the allocation took
+** registers from the generated loop around every append. */
+__attribute__((noinline, cold)) static char *dyn_walk(const rt_meta *m, rt_dynamic_node *d, int32_t c,
+                                                      int create, uint64_t tail) {
   char **link = &d->head;
   int32_t k = 0;
-  if (tail) {
-    int32_t t = (int32_t)(tail >> 32);
-    char *last = rt_slot_cell(m->rt, (uint32_t)tail);
-    if (t == c) return last;
-    if (t < c) link = (char **)last, k = t + 1;
+  if (tail && (int32_t)(tail >> 32) < c) {
+    link = (char **)rt_slot_cell(m->rt, (uint32_t)tail);
+    k = (int32_t)(tail >> 32) + 1;
   }
   for (;; k++) {
     char *chunk = rt_ld_acq(link);
@@ -81,6 +82,12 @@ static char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int crea
     if (k == c) return chunk;
     link = (char **)chunk;
   }
+}
+
+/* The same, answered from `tail` when c is the last chunk (nearly always). */
+static inline char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int create, uint64_t tail) {
+  if (tail && (int32_t)(tail >> 32) == c) return rt_slot_cell(m->rt, (uint32_t)tail);
+  return dyn_walk(m, d, c, create, tail);
 }
 
 static char *dyn_cell(const rt_meta *m, char *chunk, int32_t i, int32_t chunk_cells) {

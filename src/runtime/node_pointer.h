@@ -36,9 +36,11 @@ static uint32_t ptr_settled(uint32_t *slot) {
   return v;
 }
 
-char *rt_pointer_activate(const rt_meta *m, char *node, int32_t i) {
+/* Activation proper, out of line: the generated loop that activates cells
+** (an append under a pointer level, every time) keeps only the load of the
+** slot and its test. */
+__attribute__((noinline, cold)) static char *ptr_activate(const rt_meta *m, uint32_t *slot) {
   rt_runtime *rt = m->rt;
-  uint32_t *slot = ptr_slot(node, i);
   for (;;) {
     uint32_t v = ptr_settled(slot);
     if (v) return rt_slot_cell(rt, v);
@@ -53,6 +55,12 @@ char *rt_pointer_activate(const rt_meta *m, char *node, int32_t i) {
     rt_mark_changed(rt, m->snode_id);
     return cell;
   }
+}
+
+char *rt_pointer_activate(const rt_meta *m, char *node, int32_t i) {
+  uint32_t *slot = ptr_slot(node, i);
+  uint32_t v = rt_ld_acq(slot);
+  return v > RT_SLOT_BUSY ? rt_slot_cell(m->rt, v) : ptr_activate(m, slot);
 }
 
 int32_t rt_pointer_is_active(const rt_meta *m, char *node, int32_t i) {
