@@ -48,9 +48,9 @@ int32_t rt_dynamic_length(const rt_meta *m, char *node) {
 
 /* Chunk number c of the list, created (with any missing chunk before it)
 ** under the list's lock if needed; NULL when the pool is exhausted. The walk
-** starts at `tail` when c is not before it: the list's last chunk as loaded
-** by the caller, maybe since overtaken by a newer one, which only makes the
-** walk longer (chunks before the last never change). Out of line: an append
+** starts at `tail` when c is not before it: the list's last chunk as the
+** caller loaded it, maybe since overtaken by a newer one, which only makes
+** the walk longer (chunks before the last never change). Out of line: an append
 ** comes here once per chunk, and inlined, the walk and the allocation took
 ** registers from the generated loop around every append. */
 __attribute__((noinline, cold)) static char *dyn_walk(const rt_meta *m, rt_dynamic_node *d, int32_t c,
@@ -84,8 +84,10 @@ __attribute__((noinline, cold)) static char *dyn_walk(const rt_meta *m, rt_dynam
   }
 }
 
-/* The same, answered from `tail` when c is the last chunk (nearly always). */
-static inline char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int create, uint64_t tail) {
+/* The same, answered from the node's tail word when c is the last chunk
+** (nearly always). */
+static inline char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int create) {
+  uint64_t tail = rt_ld_acq(&d->tail);
   if (tail && (int32_t)(tail >> 32) == c) return rt_slot_cell(m->rt, (uint32_t)tail);
   return dyn_walk(m, d, c, create, tail);
 }
@@ -98,7 +100,7 @@ char *rt_dynamic_activate(const rt_meta *m, char *node, int32_t i) {
   rt_dynamic_node *d = (rt_dynamic_node *)node;
   /* Bounds are the caller's job, but a bad i here would grow n past capacity. */
   if (i < 0 || i >= m->num_cells) return m->rt->sink;
-  char *chunk = dyn_chunk(m, d, i / m->chunk_cells, 1, rt_ld_acq(&d->tail));
+  char *chunk = dyn_chunk(m, d, i / m->chunk_cells, 1);
   if (!chunk) return m->rt->sink;
   int32_t n = __atomic_load_n(&d->n, __ATOMIC_RELAXED);
   while (n < i + 1) {
@@ -132,7 +134,7 @@ char *rt_dynamic_append_cell(const rt_meta *m, char *node, int32_t chunk_cells, 
   *index = n;
   /* Without its chunk the element is written to the sink and reads as zero;
   ** the pool error is recorded. */
-  char *chunk = dyn_chunk(m, d, n / chunk_cells, 1, rt_ld_acq(&d->tail));
+  char *chunk = dyn_chunk(m, d, n / chunk_cells, 1);
   return chunk ? dyn_cell(m, chunk, n, chunk_cells) : m->rt->sink;
 }
 
@@ -153,7 +155,7 @@ int32_t rt_dynamic_is_active(const rt_meta *m, char *node, int32_t i) {
 char *rt_dynamic_lookup_element(const rt_meta *m, char *node, int32_t i) {
   rt_dynamic_node *d = (rt_dynamic_node *)node;
   if (i >= rt_dynamic_length(m, node)) return m->rt->ambient;
-  char *chunk = dyn_chunk(m, d, i / m->chunk_cells, 0, rt_ld_acq(&d->tail));
+  char *chunk = dyn_chunk(m, d, i / m->chunk_cells, 0);
   return chunk ? dyn_cell(m, chunk, i, m->chunk_cells) : m->rt->ambient;
 }
 
