@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/ab.sh BUILD_A BUILD_B [ROUNDS] -- a before/after comparison of two
 # builds of Lattice on this machine: the Lattice halves of the benchmarks
-# (bench.lua: triad and JIT latency; sparse.lua; mpm88 --bench; compile.lua)
+# (bench.lua: triad and JIT latency; sparse.lua; dynamic.lua at 1 and 2
+# threads; mpm88 --bench; compile.lua)
 # run alternately, A then B, ROUNDS times (default 5), so that the machine's
 # slow and fast phases fall on both. Prints, for every time measured, the
 # median of each side and B/A; a median of B more than 5% above A's is
@@ -19,6 +20,8 @@ cd "$ROOT"
 run() {   # run BUILD OUT: one round of every benchmark, "key [param] value" lines
   "$1/lattice" bench/bench.lua --threads "$THREADS" --reps 9 >> "$2"
   "$1/lattice" bench/sparse.lua --threads "$THREADS" --reps 9 >> "$2"
+  "$1/lattice" bench/dynamic.lua --threads 1 --reps 9 | sed 's/^dynamic_lt_\([a-z]*\)_ms/dynamic_lt_\1_1t_ms/' >> "$2"
+  "$1/lattice" bench/dynamic.lua --threads "$THREADS" --reps 9 >> "$2"
   "$1/lattice" examples/mpm88.lua --bench 10 --threads "$THREADS" >> "$2"
   "$1/lattice" bench/compile.lua 500 >> "$2"
 }

@@ -88,12 +88,12 @@ __attribute__((noinline, cold)) static char *dyn_walk(const rt_meta *m, rt_dynam
 ** (nearly always). */
 static inline char *dyn_chunk(const rt_meta *m, rt_dynamic_node *d, int32_t c, int create) {
   uint64_t tail = rt_ld_acq(&d->tail);
-  if (tail && (int32_t)(tail >> 32) == c) return rt_slot_cell(m->rt, (uint32_t)tail);
+  if (tail && (int32_t)(tail >> 32) == c) return rt_meta_slot_cell(m, (uint32_t)tail);
   return dyn_walk(m, d, c, create, tail);
 }
 
 static char *dyn_cell(const rt_meta *m, char *chunk, int32_t i, int32_t chunk_cells) {
-  return chunk + RT_CHUNK_HEADER + (int64_t)(i % chunk_cells) * m->cell_bytes;
+  return chunk + RT_CHUNK_HEADER + (int64_t)((uint32_t)i % (uint32_t)chunk_cells) * m->cell_bytes;   /* i >= 0 */
 }
 
 char *rt_dynamic_activate(const rt_meta *m, char *node, int32_t i) {
@@ -134,7 +134,8 @@ char *rt_dynamic_append_cell(const rt_meta *m, char *node, int32_t chunk_cells, 
   *index = n;
   /* Without its chunk the element is written to the sink and reads as zero;
   ** the pool error is recorded. */
-  char *chunk = dyn_chunk(m, d, n / chunk_cells, 1);
+  /* unsigned: n is never negative, and saying so makes the division a shift */
+  char *chunk = dyn_chunk(m, d, (int32_t)((uint32_t)n / (uint32_t)chunk_cells), 1);
   return chunk ? dyn_cell(m, chunk, n, chunk_cells) : m->rt->sink;
 }
 

@@ -60,7 +60,7 @@ __attribute__((noinline, cold)) static char *ptr_activate(const rt_meta *m, uint
 char *rt_pointer_activate(const rt_meta *m, char *node, int32_t i) {
   uint32_t *slot = ptr_slot(node, i);
   uint32_t v = rt_ld_acq(slot);
-  return v > RT_SLOT_BUSY ? rt_slot_cell(m->rt, v) : ptr_activate(m, slot);
+  return v > RT_SLOT_BUSY ? rt_meta_slot_cell(m, v) : ptr_activate(m, slot);
 }
 
 int32_t rt_pointer_is_active(const rt_meta *m, char *node, int32_t i) {
@@ -69,7 +69,7 @@ int32_t rt_pointer_is_active(const rt_meta *m, char *node, int32_t i) {
 
 char *rt_pointer_lookup_element(const rt_meta *m, char *node, int32_t i) {
   uint32_t v = rt_ld_acq(ptr_slot(node, i));
-  return v > RT_SLOT_BUSY ? rt_slot_cell(m->rt, v) : m->rt->ambient;
+  return v > RT_SLOT_BUSY ? rt_meta_slot_cell(m, v) : m->rt->ambient;
 }
 
 void rt_pointer_deactivate(const rt_meta *m, char *node, int32_t i) {

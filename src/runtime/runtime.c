@@ -116,6 +116,7 @@ int32_t rt_runtime_add_snode(rt_runtime *rt, const rt_meta *m) {
   rt_meta *dst = &rt->metas[id];
   *dst = *m;
   dst->rt = rt;
+  dst->slot_shift = rt->slot_shift;
   /* a dropped SNode's list chunks serve again when they have the same size */
   rt_list *l = &rt->lists[id], fresh;
   rt_list_init(&fresh, (int32_t)sizeof(rt_elem), id, m->containers);

@@ -71,10 +71,16 @@ typedef struct rt_meta {
   int32_t below[RT_MAX_AXES];      /* product of the extents of axis[k] in the levels
                                       under this one: a cell coordinate c along
                                       listed axis k adds c * below[k] to the index */
+  int32_t slot_shift;              /* the runtime's (rt_slot_cell); set by
+                                      rt_runtime_add_snode, like rt */
   int64_t containers;              /* containers of this level in one tree instance,
                                       the most its list holds; 0: unknown */
   rt_runtime *rt;                  /* set by rt_runtime_add_snode */
 } rt_meta;
+
+/* slot_shift took padding: modules compiled before it index the metas with
+** the same size and offsets. */
+_Static_assert(sizeof(rt_meta) == 144, "rt_meta's size is part of compiled kernels (ctx->runtime->metas[id])");
 
 /* ---- an element of the list of active containers of one SNode (listgen.c) ---- */
 typedef struct rt_elem {
@@ -251,6 +257,14 @@ static inline int64_t rt_container_bytes(int32_t kind, int64_t num_cells, int64_
 #define RT_MAX_POOL ((uint64_t)1 << (32 + RT_SLOT_MAX_SHIFT))   /* 256 GiB */
 static inline char *rt_slot_cell(const rt_runtime *rt, uint32_t slot) {
   return rt->pool + ((uint64_t)slot << rt->slot_shift);
+}
+/* The same from an SNode's meta: the pool starts with the runtime itself
+** (rt_runtime_init), so the base is m->rt and the shift is m's copy. Fast
+** paths use this one: their reads are of the meta alone, which generated
+** code reads once, before its loop (cg_runtime.c marks them invariant),
+** where rt->pool after m->rt would be read again after every atomic. */
+static inline char *rt_meta_slot_cell(const rt_meta *m, uint32_t slot) {
+  return (char *)m->rt + ((uint64_t)slot << m->slot_shift);
 }
 static inline uint32_t rt_cell_slot(const rt_runtime *rt, const char *cell) {
   return (uint32_t)((uint64_t)(cell - rt->pool) >> rt->slot_shift);

@@ -312,7 +312,7 @@ bool cg_build_tasks(const cg_target *t, LLVMContextRef ctx, ir_kernel *k, const 
   volatile bool ok = false;   /* read after longjmp */
   if (setjmp(c->fail)) goto done;
   if (!k->offloaded) cg_fail(c, NULL, "the kernel is not offloaded (run the offload pass first)");
-  if (tasks_use_runtime(k, only) && !cg_runtime_link(t, c->mod, err, errlen)) goto done;
+  if (tasks_use_runtime(k, only) && !cg_runtime_link(t, c->mod, true, err, errlen)) goto done;
   c->ids_ok = cg_split_ids_ok(k);
   int ntasks = 0;
   for (ir_stmt *s = k->body->first; s; s = s->next) ntasks++;

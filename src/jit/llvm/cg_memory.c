@@ -21,6 +21,19 @@ LLVMValueRef cg_invariant(cg *c, LLVMValueRef load) {
   return load;
 }
 
+LLVMValueRef cg_dereferenceable(LLVMContextRef ctx, LLVMValueRef load, unsigned long long bytes) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(ctx);
+  LLVMMetadataRef n = LLVMValueAsMetadata(LLVMConstInt(i64, bytes, 0));
+  LLVMMetadataRef a = LLVMValueAsMetadata(LLVMConstInt(i64, 8, 0));
+  LLVMSetMetadata(load, LLVMGetMDKindIDInContext(ctx, "dereferenceable", 15),
+                  LLVMMetadataAsValue(ctx, LLVMMDNodeInContext2(ctx, &n, 1)));
+  LLVMSetMetadata(load, LLVMGetMDKindIDInContext(ctx, "align", 5),
+                  LLVMMetadataAsValue(ctx, LLVMMDNodeInContext2(ctx, &a, 1)));
+  LLVMSetMetadata(load, LLVMGetMDKindIDInContext(ctx, "noundef", 7),
+                  LLVMMetadataAsValue(ctx, LLVMMDNodeInContext2(ctx, NULL, 0)));
+  return load;
+}
+
 #define invariant cg_invariant
 
 /* ---- fields never overlap -----------------------------------------------------

@@ -373,7 +373,7 @@ char *cg_ptx_service(const char *sm, char *err, size_t errlen) {
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("lt_service", ctx);
   char *ptx = NULL;
-  if (cg_runtime_link(&ptx_target, mod, err, errlen)) {
+  if (cg_runtime_link(&ptx_target, mod, false, err, errlen)) {
     LLVMValueRef serve = LLVMGetNamedFunction(mod, "rt_serve");
     LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0), i32 = LLVMInt32TypeInContext(ctx);
     LLVMTypeRef params[2] = {ptr, ptr};

@@ -2,12 +2,14 @@
 ** cg_runtime.c -- the device runtime bitcode (the C files of src/runtime, compiled by
 ** clang at build time and embedded): checked once, linked into every module.
 */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Linker.h>
 
+#include "../../runtime/runtime.h"
 #include "llvm_codegen.h"
 
 static const char *const rt_names[] = {
@@ -64,11 +66,80 @@ bool cg_runtime_check(const cg_target *t, char *err, size_t errlen) {
   return ok;
 }
 
-bool cg_runtime_link(const cg_target *t, LLVMModuleRef mod, char *err, size_t errlen) {
+/* ---- fields fixed while kernels run ----------------------------------------------
+** An SNode's description (rt_meta) and the runtime's layout fields (the pool's
+** base, the slot shift, the arrays' addresses) are written when the runtime is
+** set up and never while a task runs. Their loads in the runtime's functions
+** carry clang's struct-path TBAA tags, which name the struct and the field's
+** offset; those loads get !invariant.load here. Without it, the atomics of an
+** append or an activation (acquire or stronger) make LLVM reload every one of
+** them after each atomic: the generated append loop read the meta's runtime
+** pointer, the pool's base, the slot shift, the capacity and the cell size
+** again on every element. Fields that do change (the bump pointer, the
+** counters, the error) are not in the list. Only modules of tasks get this:
+** the request kernel writes these fields (rt_runtime_init, add_snode). */
+static const size_t fixed_rt_fields[] = {
+    offsetof(rt_runtime, pool),      offsetof(rt_runtime, pool_size),  offsetof(rt_runtime, nsnodes),
+    offsetof(rt_runtime, slot_shift), offsetof(rt_runtime, metas),     offsetof(rt_runtime, allocators),
+    offsetof(rt_runtime, lists),     offsetof(rt_runtime, active),     offsetof(rt_runtime, changed),
+    offsetof(rt_runtime, ambient),   offsetof(rt_runtime, sink),       offsetof(rt_runtime, ambient_bytes),
+    offsetof(rt_runtime, active_stride),
+};
+
+static bool md_name_is(LLVMValueRef md, const char *name) {
+  unsigned len = 0;
+  const char *s = md ? LLVMGetMDString(md, &len) : NULL;
+  return s && len == strlen(name) && memcmp(s, name, len) == 0;
+}
+
+/* Whether a TBAA access tag (base type, access type, offset) names a fixed
+** field; *meta_rt: whether it is rt_meta's runtime pointer. */
+static bool tag_is_fixed(LLVMValueRef tag, bool *meta_rt) {
+  if (!LLVMIsAMDNode(tag) || LLVMGetMDNodeNumOperands(tag) < 3) return false;
+  LLVMValueRef ops[4] = {0};
+  LLVMGetMDNodeOperands(tag, ops);
+  if (!ops[0] || !LLVMIsAMDNode(ops[0]) || LLVMGetMDNodeNumOperands(ops[0]) < 1) return false;
+  unsigned nb = LLVMGetMDNodeNumOperands(ops[0]);
+  LLVMValueRef base[64];
+  if (nb > 64) return false;
+  LLVMGetMDNodeOperands(ops[0], base);
+  if (!ops[2] || !LLVMIsAConstantInt(ops[2])) return false;
+  unsigned long long off = LLVMConstIntGetZExtValue(ops[2]);
+  if (md_name_is(base[0], "rt_meta")) {
+    *meta_rt = off == offsetof(rt_meta, rt);
+    return true;
+  }
+  if (!md_name_is(base[0], "rt_runtime")) return false;
+  for (size_t i = 0; i < sizeof fixed_rt_fields / sizeof fixed_rt_fields[0]; i++)
+    if (off == fixed_rt_fields[i]) return true;
+  return false;
+}
+
+static void mark_fixed_loads(LLVMModuleRef mod) {
+  LLVMContextRef ctx = LLVMGetModuleContext(mod);
+  unsigned tbaa = LLVMGetMDKindIDInContext(ctx, "tbaa", 4);
+  unsigned inv = LLVMGetMDKindIDInContext(ctx, "invariant.load", 14);
+  LLVMValueRef empty = LLVMMetadataAsValue(ctx, LLVMMDNodeInContext2(ctx, NULL, 0));
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f))
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+      for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
+        if (LLVMGetInstructionOpcode(i) != LLVMLoad || LLVMGetOrdering(i) != LLVMAtomicOrderingNotAtomic ||
+            LLVMGetVolatile(i))
+          continue;
+        LLVMValueRef tag = LLVMGetMetadata(i, tbaa);
+        bool meta_rt = false;
+        if (!tag || !tag_is_fixed(tag, &meta_rt)) continue;
+        LLVMSetMetadata(i, inv, empty);
+        if (meta_rt) cg_dereferenceable(ctx, i, sizeof(rt_runtime));   /* the runtime: readable */
+      }
+}
+
+bool cg_runtime_link(const cg_target *t, LLVMModuleRef mod, bool tasks, char *err, size_t errlen) {
   LLVMModuleRef rt = parse(t, LLVMGetModuleContext(mod), false, err, errlen);
   if (!rt) return false;
   LLVMSetTarget(mod, LLVMGetTarget(rt));
   LLVMSetDataLayout(mod, LLVMGetDataLayoutStr(rt));
+  if (tasks) mark_fixed_loads(rt);
   if (LLVMLinkModules2(mod, rt)) {   /* consumes rt */
     snprintf(err, errlen, "cannot link the %s runtime bitcode into the kernel module", t->name);
     return false;

@@ -27,7 +27,7 @@
 
 LLVMValueRef sp_runtime(cg *c) {
   c->uses_runtime = true;
-  return cg_invariant(c, cg_ctx_field(c, CG_CTX_RUNTIME));
+  return cg_dereferenceable(c->ctx, cg_invariant(c, cg_ctx_field(c, CG_CTX_RUNTIME)), sizeof(rt_runtime));
 }
 
 /* A member of rt_runtime that no task changes (metas, ambient). */
@@ -36,9 +36,12 @@ LLVMValueRef sp_rt_member(cg *c, size_t offset, LLVMTypeRef t) {
   return cg_invariant(c, LLVMBuildLoad2(B, t, p, ""));
 }
 
-/* &rt->metas[id] */
+/* &rt->metas[id]. The runtime has IR_MAX_SNODES metas (jit_sparse.c), fixed
+** while tasks run (cg_runtime.c), so the runtime's reads of them may move
+** out of loops. */
 LLVMValueRef sp_meta(cg *c, int id) {
   LLVMValueRef metas = sp_rt_member(c, offsetof(rt_runtime, metas), c->t_ptr);
+  cg_dereferenceable(c->ctx, metas, (unsigned long long)IR_MAX_SNODES * sizeof(rt_meta));
   return gep(c, metas, i64c(c, (long long)id * (long long)sizeof(rt_meta)));
 }
 

@@ -121,9 +121,13 @@ bool cg_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, bool thorough, char
 ** bitcode once, lazily (the symbol table, not the bodies), and checks every
 ** RT_FUNCTIONS entry is defined; what is not bitcode is refused with a
 ** message (LLVM's own handler for unreadable bitcode ends the process).
-** cg_runtime_link links a fresh copy into mod with internal linkage. */
+** cg_runtime_link links a fresh copy into mod with internal linkage. With
+** `tasks` (the module's code runs only while the runtime is set up: kernels
+** and their tasks), the runtime's loads of the fields fixed once it is set up
+** are marked invariant; the request kernel (cg_ptx_service), which sets
+** them up, passes false. */
 bool cg_runtime_check(const cg_target *t, char *err, size_t errlen);
-bool cg_runtime_link(const cg_target *t, LLVMModuleRef mod, char *err, size_t errlen);
+bool cg_runtime_link(const cg_target *t, LLVMModuleRef mod, bool tasks, char *err, size_t errlen);
 
 /* PTX (cg_ptx.c). cg_ptx_kernel: k's PTX for sm (e.g. "sm_80"), malloc'd;
 ** info gets the task names, ntasks and needs_runtime (its mod is NULL; free
@@ -269,6 +273,11 @@ enum { CG_CTX_ROOTS, CG_CTX_ARGS, CG_CTX_RET, CG_CTX_GTMP, CG_CTX_ERROR, CG_CTX_
 LLVMValueRef cg_ctx_field(cg *c, int index);         /* load of a CG_CTX_* member */
 /* Marks a load as reading memory that does not change while a task runs. */
 LLVMValueRef cg_invariant(cg *c, LLVMValueRef load);
+/* Marks a load of a pointer as giving a non-null, 8-aligned address of at least
+** `bytes` readable bytes, so that loads through it may be hoisted out of the
+** branches of a loop (LICM moves a load out of a branch only when it cannot
+** fault). Returns the load. */
+LLVMValueRef cg_dereferenceable(LLVMContextRef ctx, LLVMValueRef load, unsigned long long bytes);
 LLVMValueRef cg_int_convert(cg *c, LLVMValueRef v, bool is_signed, LLVMTypeRef to);
 /* Leaves the block if it is already terminated (after a jump): later
 ** statements go to a fresh unreachable block. */
