@@ -17,7 +17,8 @@
 **                    loaded (a shared object, dlopen'ed from memory), its
 **                    kernels ready for prog_launch
 **
-** The file (little-endian; format 1):
+** The file (little-endian; format 2, read from 1; docs/aot.md says what
+** each format number means):
 **   header   "LTMODULE"  u32 format  u32 nsections  u64 file bytes  u64 0
 **   section  u32 tag  u32 flags (bit 0: required)  u64 length  payload
 **   trailer  u64 FNV-1a (jit_hash) of every byte before it
@@ -38,7 +39,10 @@
 #include "../ir/snode.h"
 
 #define PROG_MODULE_MAGIC "LTMODULE"
-enum { PROG_MODULE_FORMAT = 1 };
+/* 2 (2026-11-26): the code reads the slot shift from an SNode's meta
+** (rt_meta_slot_cell), which runtimes before it leave 0; their file layout
+** is format 1's, so format 1 files are still read. */
+enum { PROG_MODULE_FORMAT = 2 };
 
 enum {
   MOD_SEC_INFO = 1,
