@@ -65,7 +65,7 @@ static int check_buffer(LLVMMemoryBufferRef buf, char *err, size_t errlen) {
 /* The struct a load's TBAA tag names, and the field's offset; false if none. */
 static int load_field(LLVMValueRef load, unsigned tbaa, const char **base, unsigned *len, unsigned long long *off) {
   LLVMValueRef tag = LLVMGetMetadata(load, tbaa);
-  if (!tag || LLVMGetMDNodeNumOperands(tag) < 3) return 0;
+  if (!tag || LLVMGetMDNodeNumOperands(tag) < 3 || LLVMGetMDNodeNumOperands(tag) > 4) return 0;
   LLVMValueRef ops[4] = {0}, bops[64] = {0};
   LLVMGetMDNodeOperands(tag, ops);
   if (!ops[0] || !ops[2] || !LLVMIsAConstantInt(ops[2])) return 0;

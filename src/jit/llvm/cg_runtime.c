@@ -92,18 +92,20 @@ static bool md_name_is(LLVMValueRef md, const char *name) {
   return s && len == strlen(name) && memcmp(s, name, len) == 0;
 }
 
-/* Whether a TBAA access tag (base type, access type, offset) names a fixed
-** field; *meta_rt: whether it is rt_meta's runtime pointer. */
+/* Whether a TBAA access tag (base type, access type, offset[, constant]:
+** the form clang emits; any other is left alone) names a fixed field;
+** *meta_rt: whether it is rt_meta's runtime pointer. */
 static bool tag_is_fixed(LLVMValueRef tag, bool *meta_rt) {
-  if (!LLVMIsAMDNode(tag) || LLVMGetMDNodeNumOperands(tag) < 3) return false;
+  if (!LLVMIsAMDNode(tag)) return false;
+  unsigned nt = LLVMGetMDNodeNumOperands(tag);
+  if (nt < 3 || nt > 4) return false;
   LLVMValueRef ops[4] = {0};
   LLVMGetMDNodeOperands(tag, ops);
-  if (!ops[0] || !LLVMIsAMDNode(ops[0]) || LLVMGetMDNodeNumOperands(ops[0]) < 1) return false;
+  if (!ops[2] || !LLVMIsAConstantInt(ops[2]) || !ops[0] || !LLVMIsAMDNode(ops[0])) return false;
   unsigned nb = LLVMGetMDNodeNumOperands(ops[0]);
   LLVMValueRef base[64];
-  if (nb > 64) return false;
+  if (nb < 1 || nb > 64) return false;
   LLVMGetMDNodeOperands(ops[0], base);
-  if (!ops[2] || !LLVMIsAConstantInt(ops[2])) return false;
   unsigned long long off = LLVMConstIntGetZExtValue(ops[2]);
   if (md_name_is(base[0], "rt_meta")) {
     *meta_rt = off == offsetof(rt_meta, rt);
