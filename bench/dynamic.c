@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynamic_init.h"
 #include "timing.h"
 
 enum { NP = 262144, G = 32, CAP = 1024 };
@@ -28,15 +29,6 @@ static struct {
   _Alignas(64) int n;
 } count[G * G];
 static int64_t sums[G * G];
-
-/* MurmurHash3's finaliser: the positions of dynamic.lua */
-static uint32_t fmix32(uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  return h ^ (h >> 16);
-}
 
 static void fill(void) {
 #pragma omp parallel for schedule(static)
@@ -61,10 +53,7 @@ int main(int argc, char **argv) {
   if (reps < 1 || reps > 1000) reps = 15;
   double *t = malloc(sizeof(double) * (size_t)reps);
   if (!t) return 1;
-  for (int p = 0; p < NP; p++) {
-    px[p] = (float)(fmix32(2u * (uint32_t)p + 1) >> 8) / 16777216.0f;
-    py[p] = (float)(fmix32(2u * (uint32_t)p + 2) >> 8) / 16777216.0f;
-  }
+  dynamic_positions(px, py, NP);
   for (int r = -1; r < reps; r++) {   /* r = -1: warm-up (first touch of the lists) */
     memset(count, 0, sizeof count);
     double t0 = now_ms();

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynamic_init.h"
 #include "timing.h"
 
 #ifndef NODE
@@ -52,14 +53,6 @@ static int nchunks, chunks_used;
 #ifdef STATIC
 static int lists[NL][CAP];
 #endif
-
-static uint32_t fmix32(uint32_t h) {
-  h ^= h >> 16;
-  h *= 0x85ebca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2ae35u;
-  return h ^ (h >> 16);
-}
 
 static char *at(char *base, uint64_t slot) { return base + (slot << 3); }
 
@@ -110,10 +103,7 @@ int main(int argc, char **argv) {
   pool = aligned_alloc(4096, POOL_BYTES);
   if (!t || !pool) return 1;
   memset(pool, 0, POOL_BYTES);
-  for (int p = 0; p < NP; p++) {
-    px[p] = (float)(fmix32(2u * (uint32_t)p + 1) >> 8) / 16777216.0f;
-    py[p] = (float)(fmix32(2u * (uint32_t)p + 2) >> 8) / 16777216.0f;
-  }
+  dynamic_positions(px, py, NP);
   /* nodes in the order cells are first appended to, as pointer activation places them */
   char *bump = pool + 4096;
   static char seen[NL];
