@@ -15,10 +15,14 @@
 **   -DCHUNK=0 -DSTATIC   the same arrays in static memory (bench/dynamic.c's)
 **   -DNODE=64      a node per cache line
 **   -DCHUNK=n      chunks of n ids
+**   -DPIPE         Lattice's layout, the loop software-pipelined: the next
+**                  particle's cell and node are worked out before this
+**                  particle's atomic add, so their loads need not wait for it
 **   gcc -O3 -march=native -fopenmp dynamic_layouts.c -o layouts
 **   OMP_NUM_THREADS=2 ./layouts [reps]
 ** Prints the append's median over reps calls (after a warm-up) in ms and
 ** the number of ids stored (262144). */
+#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +60,7 @@ static int lists[NL][CAP];
 
 static char *at(char *base, uint64_t slot) { return base + (slot << 3); }
 
+#if CHUNK > 0
 /* the chunk numbered c of d, made (with any before it) under d's lock */
 __attribute__((noinline, cold)) static char *walk(char *base, node_t *d, int c) {
   while (__atomic_exchange_n(&d->lock, 1, __ATOMIC_ACQUIRE)) {
@@ -72,10 +77,48 @@ __attribute__((noinline, cold)) static char *walk(char *base, node_t *d, int c) 
   return chunk;
 }
 
+/* one append of id p to node d */
+static inline void append(char *base, node_t *d, int p) {
+  int n = __atomic_fetch_add(&d->n, 1, __ATOMIC_ACQ_REL);
+  if (n >= CAP) {
+    __atomic_fetch_sub(&d->n, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  unsigned k = (unsigned)n / CHUNK;
+  uint64_t tail = __atomic_load_n(&d->tail, __ATOMIC_ACQUIRE);
+  char *chunk = tail && (unsigned)(tail >> 32) == k ? at(base, (uint32_t)tail) : walk(base, d, (int)k);
+  ((int *)(chunk + HEADER))[(unsigned)n % CHUNK] = p;
+}
+
+static node_t *node_of(char *base, int p) {
+  int c = (int)(px[p] * G) * G + (int)(py[p] * G);
+  return (node_t *)at(base, __atomic_load_n(&slots[c], __ATOMIC_ACQUIRE));
+}
+#endif
+
+#if defined(PIPE) && CHUNK > 0
+static void fill(void) {
+  char *const base = pool;
+#pragma omp parallel
+  {
+    int nt = omp_get_num_threads(), t = omp_get_thread_num();
+    int lo = (int)((long)NP * t / nt), hi = (int)((long)NP * (t + 1) / nt);
+    node_t *next = lo < hi ? node_of(base, lo) : NULL;
+    for (int p = lo; p < hi; p++) {
+      node_t *d = next;
+      if (p + 1 < hi) next = node_of(base, p + 1);
+      append(base, d, p);
+    }
+  }
+}
+#else
 static void fill(void) {
   char *const base = pool;   /* in a register, as in the generated loop */
 #pragma omp parallel for schedule(static)
   for (int p = 0; p < NP; p++) {
+#if CHUNK > 0
+    append(base, node_of(base, p), p);
+#else
     int c = (int)(px[p] * G) * G + (int)(py[p] * G);
     node_t *d = (node_t *)at(base, __atomic_load_n(&slots[c], __ATOMIC_ACQUIRE));
     int n = __atomic_fetch_add(&d->n, 1, __ATOMIC_ACQ_REL);
@@ -83,18 +126,15 @@ static void fill(void) {
       __atomic_fetch_sub(&d->n, 1, __ATOMIC_RELAXED);
       continue;
     }
-#if CHUNK > 0
-    unsigned k = (unsigned)n / CHUNK;
-    uint64_t tail = __atomic_load_n(&d->tail, __ATOMIC_ACQUIRE);
-    char *chunk = tail && (unsigned)(tail >> 32) == k ? at(base, (uint32_t)tail) : walk(base, d, (int)k);
-    ((int *)(chunk + HEADER))[(unsigned)n % CHUNK] = p;
-#elif defined(STATIC)
+#if defined(STATIC)
     lists[c][n] = p;
 #else
     ((int(*)[CAP])(base + LISTS_AT))[c][n] = p;
 #endif
+#endif
   }
 }
+#endif
 
 int main(int argc, char **argv) {
   int reps = argc > 1 ? atoi(argv[1]) : 15;
