@@ -4,8 +4,13 @@
 ** address formula ir_snode_offset), control flow, locals, arguments, return
 ** values, atomics from many threads, bounds in global temporaries, bounds
 ** checks raising errors, kernel release and many kernels in one backend.
+** And the LLVM options the backend sets: a saturating conversion in a loop
+** keeps its fix-ups as conditional moves (cpu_llvm_options).
 */
 #include <stdio.h>
+
+#include <llvm-c/IRReader.h>
+#include <llvm-c/TargetMachine.h>
 
 #include "check.h"
 #include "jit/cpu/cpu.h"
@@ -477,6 +482,70 @@ static void test_errors(void) {
   ir_kernel_free(k);
 }
 
+/* A loop like bench/dynamic.lua's append: a float scaled and converted to a
+** saturated index, an atomic add there. LLVM's cmov-to-branch pass turned
+** the conversion's range test into a jump; with the backend's options the
+** loop's one conditional jump is its back edge. */
+static const char cmov_ir[] =
+    "define void @f(ptr noalias %a, ptr noalias %cnt, i64 %n) {\n"
+    "entry:\n  br label %loop\n"
+    "loop:\n"
+    "  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]\n"
+    "  %pa = getelementptr float, ptr %a, i64 %i\n"
+    "  %x = load float, ptr %pa, align 4\n"
+    "  %y = fmul float %x, 3.200000e+01\n"
+    "  %k = call i32 @llvm.fptosi.sat.i32.f32(float %y)\n"
+    "  %ks = sext i32 %k to i64\n"
+    "  %pc = getelementptr i32, ptr %cnt, i64 %ks\n"
+    "  %old = atomicrmw add ptr %pc, i32 1 acq_rel, align 4\n"
+    "  %i1 = add i64 %i, 1\n"
+    "  %done = icmp eq i64 %i1, %n\n"
+    "  br i1 %done, label %exit, label %loop\n"
+    "exit:\n  ret void\n}\n"
+    "declare i32 @llvm.fptosi.sat.i32.f32(float)\n";
+
+static void test_llvm_options(void) {
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMMemoryBufferRef in = LLVMCreateMemoryBufferWithMemoryRangeCopy(cmov_ir, sizeof cmov_ir - 1, "cmov");
+  LLVMModuleRef m = NULL;
+  char *msg = NULL;
+  CHECKF(!LLVMParseIRInContext(ctx, in, &m, &msg), "parsing the loop: %s", msg ? msg : "");
+  LLVMDisposeMessage(msg);
+  char *triple = LLVMGetDefaultTargetTriple(), *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+  LLVMTargetRef target = NULL;
+  CHECK(!LLVMGetTargetFromTriple(triple, &target, NULL));
+  LLVMTargetMachineRef tm = m && target ? LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelDefault,
+                                                                  LLVMRelocPIC, LLVMCodeModelSmall)
+                                        : NULL;
+  LLVMMemoryBufferRef out = NULL;
+  CHECK(tm && !LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMAssemblyFile, &msg, &out));
+  if (out) {
+    /* the text of @f: count its conditional jumps and conditional moves */
+    size_t n = LLVMGetBufferSize(out);
+    char *text = malloc(n + 1);
+    memcpy(text, LLVMGetBufferStart(out), n);
+    text[n] = 0;
+    int jcc = 0, cmov = 0;
+    char *f = strstr(text, "\nf:");
+    for (char *line = f; line && *line; line = strchr(line + 1, '\n')) {
+      const char *t = line + 1 + strspn(line + 1, " \t");
+      if (strncmp(t, "ret", 3) == 0) break;
+      if (t[0] == 'j' && strncmp(t, "jmp", 3) != 0) jcc++;
+      if (strncmp(t, "cmov", 4) == 0) cmov++;
+    }
+    CHECKF(f && jcc == 1 && cmov >= 1, "the loop has %d conditional jumps and %d conditional moves:\n%s", jcc, cmov,
+           f ? f : text);
+    free(text);
+    LLVMDisposeMemoryBuffer(out);
+  }
+  if (tm) LLVMDisposeTargetMachine(tm);
+  if (m) LLVMDisposeModule(m);
+  LLVMDisposeMessage(triple);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(features);
+  LLVMContextDispose(ctx);
+}
+
 int main(void) {
   be = jit_cpu_create(4, &(jit_options){.debug = true}, err, sizeof err);
   CHECKF(be != NULL, "%s", err);
@@ -492,6 +561,7 @@ int main(void) {
   test_check_index();
   test_many_kernels();
   test_errors();
+  test_llvm_options();
   be->destroy(be);
   /* threads <= 0: one per core */
   be = jit_cpu_create(0, NULL, err, sizeof err);

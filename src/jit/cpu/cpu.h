@@ -20,6 +20,11 @@ char *jit_cpu_llvm_ir(jit_backend *be, ir_kernel *k, char *err, size_t errlen);
 
 /* ---- internal to src/jit/cpu ---- */
 
+/* Sets, once per process, the LLVM options all of the backend's code is made
+** with (before the first compilation: cpu_host_open and the AOT compiler call
+** it). */
+void cpu_llvm_options(void);
+
 /* An ORC JIT for the host, with the process's symbols (libm) visible, and
 ** the host's triple, CPU and features for each compilation's target machine
 ** (cpu_backend.c; the test suite's mock-GPU builds use one too,

@@ -112,6 +112,7 @@ bool jit_cpu_module(ir_kernel *const *ks, int n, const char *cpu, const jit_opti
   LLVMInitializeX86Target();
   LLVMInitializeX86TargetMC();
   LLVMInitializeX86AsmPrinter();
+  cpu_llvm_options();
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/lattice-aot-XXXXXX", o && o->tmpdir && *o->tmpdir ? o->tmpdir : "/tmp");
   if (!mkdtemp(dir)) {

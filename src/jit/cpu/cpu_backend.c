@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <llvm-c/Error.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
@@ -96,6 +97,26 @@ static void cpu_destroy(jit_backend *be) {
 static bool runtime_ok;
 static char runtime_err[512];
 
+/* LLVM's x86 pass that turns conditional moves into branches, where it
+** judges a branch cheaper, makes the two fix-ups of a saturating float ->
+** int conversion (past the largest int: that int; NaN: 0) into branches. In
+** bench/dynamic.lua's append loop that made a taken jump after each of the
+** two conversions and cost 5% at one thread (docs/performance_changes.md,
+** "Dynamic appends: the conversions' fix-ups"); as conditional moves they
+** are two instructions off the loop's critical path. The option is LLVM's
+** process-wide state: set once, before any code is made.
+** LLVMParseCommandLineOptions neither prints nor exits on an error (an LLVM
+** without the x86 target has no such option, and nothing changes). */
+static void set_llvm_options(void) {
+  static const char *const args[] = {"lattice", "-x86-cmov-converter=false"};
+  LLVMParseCommandLineOptions(2, args, NULL);
+}
+
+void cpu_llvm_options(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, set_llvm_options);
+}
+
 static void init_llvm(void) {
   LLVMInitializeNativeTarget();
   LLVMInitializeNativeAsmPrinter();
@@ -104,6 +125,7 @@ static void init_llvm(void) {
 }
 
 bool cpu_host_open(cpu_host *h, char *err, size_t errlen) {
+  cpu_llvm_options();
   memset(h, 0, sizeof *h);
   pthread_mutex_init(&h->tm_mu, NULL);
   h->triple = LLVMGetDefaultTargetTriple();
