@@ -60,6 +60,9 @@ static int lists[NL][CAP];
 
 static char *at(char *base, uint64_t slot) { return base + (slot << 3); }
 
+/* the cell particle p falls in */
+static int cell_of(int p) { return (int)(px[p] * G) * G + (int)(py[p] * G); }
+
 #if CHUNK > 0
 /* the chunk numbered c of d, made (with any before it) under d's lock */
 __attribute__((noinline, cold)) static char *walk(char *base, node_t *d, int c) {
@@ -91,8 +94,7 @@ static inline void append(char *base, node_t *d, int p) {
 }
 
 static node_t *node_of(char *base, int p) {
-  int c = (int)(px[p] * G) * G + (int)(py[p] * G);
-  return (node_t *)at(base, __atomic_load_n(&slots[c], __ATOMIC_ACQUIRE));
+  return (node_t *)at(base, __atomic_load_n(&slots[cell_of(p)], __ATOMIC_ACQUIRE));
 }
 #endif
 
@@ -119,7 +121,7 @@ static void fill(void) {
 #if CHUNK > 0
     append(base, node_of(base, p), p);
 #else
-    int c = (int)(px[p] * G) * G + (int)(py[p] * G);
+    int c = cell_of(p);
     node_t *d = (node_t *)at(base, __atomic_load_n(&slots[c], __ATOMIC_ACQUIRE));
     int n = __atomic_fetch_add(&d->n, 1, __ATOMIC_ACQ_REL);
     if (n >= CAP) {
@@ -148,7 +150,7 @@ int main(int argc, char **argv) {
   char *bump = pool + 4096;
   static char seen[NL];
   for (int p = 0; p < NP; p++) {
-    int c = (int)(px[p] * G) * G + (int)(py[p] * G);
+    int c = cell_of(p);
     if (!seen[c]) {
       seen[c] = 1;
       slots[c] = (uint32_t)((bump - pool) >> 3);
