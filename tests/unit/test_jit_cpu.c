@@ -10,7 +10,6 @@
 #include <stdio.h>
 
 #include <llvm-c/IRReader.h>
-#include <llvm-c/TargetMachine.h>
 
 #include "check.h"
 #include "jit/cpu/cpu.h"
@@ -511,14 +510,16 @@ static void test_llvm_options(void) {
   char *msg = NULL;
   CHECKF(!LLVMParseIRInContext(ctx, in, &m, &msg), "parsing the loop: %s", msg ? msg : "");
   LLVMDisposeMessage(msg);
-  char *triple = LLVMGetDefaultTargetTriple(), *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
-  LLVMTargetRef target = NULL;
-  CHECK(!LLVMGetTargetFromTriple(triple, &target, NULL));
-  LLVMTargetMachineRef tm = m && target ? LLVMCreateTargetMachine(target, triple, cpu, features, LLVMCodeGenLevelDefault,
-                                                                  LLVMRelocPIC, LLVMCodeModelSmall)
-                                        : NULL;
+  msg = NULL;
+  /* the target machine the JIT compiles with (cpu_host_open sets the options) */
+  cpu_host h;
+  bool host = cpu_host_open(&h, err, sizeof err);
+  CHECKF(host, "%s", err);
+  LLVMTargetMachineRef tm = host ? cpu_host_take_tm(&h) : NULL;
   LLVMMemoryBufferRef out = NULL;
-  CHECK(tm && !LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMAssemblyFile, &msg, &out));
+  CHECKF(m && tm && !LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMAssemblyFile, &msg, &out), "emitting: %s",
+         msg ? msg : "");
+  LLVMDisposeMessage(msg);
   if (out) {
     /* the text of @f: count its conditional jumps and conditional moves */
     size_t n = LLVMGetBufferSize(out);
@@ -538,11 +539,11 @@ static void test_llvm_options(void) {
     free(text);
     LLVMDisposeMemoryBuffer(out);
   }
-  if (tm) LLVMDisposeTargetMachine(tm);
+  if (host) {
+    cpu_host_give_tm(&h, tm);
+    cpu_host_close(&h);
+  }
   if (m) LLVMDisposeModule(m);
-  LLVMDisposeMessage(triple);
-  LLVMDisposeMessage(cpu);
-  LLVMDisposeMessage(features);
   LLVMContextDispose(ctx);
 }
 
