@@ -15,6 +15,8 @@
 **   -DCHUNK=0 -DSTATIC   the same arrays in static memory (bench/dynamic.c's)
 **   -DNODE=64      a node per cache line
 **   -DCHUNK=n      chunks of n ids
+**   -DBUF          Lattice's layout, appends gathered per list in a table
+**                  of the thread and appended 16 at a time (cg_append.c)
 **   -DPIPE         Lattice's layout, the loop software-pipelined: the next
 **                  particle's cell and node are worked out before this
 **                  particle's atomic add, so their loads need not wait for it
@@ -98,7 +100,68 @@ static node_t *node_of(char *base, int p) {
 }
 #endif
 
-#if defined(PIPE) && CHUNK > 0
+#if defined(BUF) && CHUNK > 0
+/* buffered appends, as cg_append.c generates them: a table per thread of
+** 1024 entries (node, count, 16 ids) direct mapped by the node's address,
+** each full entry appended with one add (rt_dynamic_append_many) */
+enum { K = 16, S = 1024 };
+typedef struct { uint64_t tag; int32_t n, pad; int32_t v[K]; } entry_t;
+static entry_t *tables[64];
+
+static void append_many(char *base, node_t *d, const int *v, int k) {
+  int n = __atomic_fetch_add(&d->n, k, __ATOMIC_ACQ_REL);
+  int room = n < CAP ? CAP - n : 0, stored = k < room ? k : room;
+  if (stored < k) __atomic_fetch_sub(&d->n, k - stored, __ATOMIC_RELAXED);
+  for (int i = 0; i < stored;) {
+    unsigned j = (unsigned)(n + i), c = j / CHUNK, first = j % CHUNK;
+    int run = (int)(CHUNK - first);
+    if (run > stored - i) run = stored - i;
+    uint64_t tail = __atomic_load_n(&d->tail, __ATOMIC_ACQUIRE);
+    char *chunk = tail && (unsigned)(tail >> 32) == c ? at(base, (uint32_t)tail) : walk(base, d, (int)c);
+    memcpy((int *)(chunk + HEADER) + first, v + i, (size_t)run * 4);
+    i += run;
+  }
+}
+
+static void fill_range(char *base, entry_t *t, int lo, int hi) {
+  uint16_t taken[S];
+  int nt = 0;
+  for (int p = lo; p < hi; p++) {
+    node_t *d = node_of(base, p);
+    uint64_t a = (uint64_t)d, h = ((a >> 5) ^ (a >> 15)) & (S - 1);
+    entry_t *e = &t[h];
+    if (e->tag != a) {
+      if (e->n) append_many(base, (node_t *)e->tag, e->v, e->n);
+      else if (!e->tag) taken[nt++] = (uint16_t)h;
+      e->tag = a;
+      e->n = 0;
+    }
+    e->v[e->n++] = p;
+    if (e->n == K) {
+      append_many(base, d, e->v, K);
+      e->n = 0;
+    }
+  }
+  for (int i = 0; i < nt; i++) {
+    entry_t *e = &t[taken[i]];
+    if (e->n) append_many(base, (node_t *)e->tag, e->v, e->n);
+    e->tag = 0;
+    e->n = 0;
+  }
+}
+
+static void fill(void) {
+  char *const base = pool;
+#pragma omp parallel
+  {
+    int nt = omp_get_num_threads(), id = omp_get_thread_num();
+    if (!tables[id]) tables[id] = calloc(S, sizeof(entry_t));
+    int nch = nt == 1 ? 8 : nt * 8, per = NP / nch;
+#pragma omp for schedule(dynamic, 1)
+    for (int c = 0; c < nch; c++) fill_range(base, tables[id], c * per, (c + 1) * per);
+  }
+}
+#elif defined(PIPE) && CHUNK > 0
 static void fill(void) {
   char *const base = pool;
 #pragma omp parallel

@@ -64,6 +64,8 @@ typedef struct rt_context {
   _(rt_dynamic_append, "i32", "rt_meta*, i8* node")                                     \
   _(rt_dynamic_append_cell, "i8*", "rt_meta*, i8* node, i32 chunk_cells, i32 stripe, i32* index") \
   _(rt_dynamic_count, "void", "rt_meta*, i32 stripe, i64 n")                            \
+  _(rt_dynamic_append_many, "i32", "rt_meta*, i8* node, i32 chunk_cells, i64 cell_bytes, i8* values, i32 k, i32 value_bytes, i64 offset") \
+  _(rt_append_table, "i8*", "rt_runtime*, i32 thread")                                  \
   _(rt_dynamic_length, "i32", "rt_meta*, i8* node")                                     \
   _(rt_list_clear, "void", "rt_runtime*, i32 snode")                                    \
   _(rt_listgen_root, "void", "rt_runtime*, i32 root, i8* container")                    \

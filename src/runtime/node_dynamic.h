@@ -139,6 +139,45 @@ char *rt_dynamic_append_cell(const rt_meta *m, char *node, int32_t chunk_cells, 
   return chunk ? dyn_cell(m, chunk, n, chunk_cells) : m->rt->sink;
 }
 
+/* One add reserves all k; past capacity the surplus is given back, as
+** rt_dynamic_append_cell gives back one. The values go in chunk by chunk (a
+** batch of RT_APPEND_VALUE_BYTES spans at most two), each run of cells a
+** strided copy, a plain one when cells are values. Out of line: it runs
+** once per batch, and inlined, it took the registers of the loop around
+** the append; the generated code's constant arguments still reach it (one
+** copy of the runtime per module, every call passing the same). */
+__attribute__((noinline)) int32_t rt_dynamic_append_many(const rt_meta *m, char *node, int32_t chunk_cells,
+                                                          int64_t cell_bytes, const char *values, int32_t k,
+                                                          int32_t value_bytes, int64_t offset) {
+  rt_dynamic_node *d = (rt_dynamic_node *)node;
+  if (k <= 0) return 0;
+  int32_t n = __atomic_fetch_add(&d->n, k, __ATOMIC_ACQ_REL);
+  int32_t room = n < m->num_cells ? m->num_cells - n : 0;
+  int32_t stored = k < room ? k : room;
+  if (stored < k) __atomic_fetch_sub(&d->n, k - stored, __ATOMIC_RELAXED);
+  for (int32_t i = 0; i < stored;) {
+    uint32_t at = (uint32_t)(n + i), c = at / (uint32_t)chunk_cells, first = at % (uint32_t)chunk_cells;
+    int32_t run = (int32_t)((uint32_t)chunk_cells - first);
+    if (run > stored - i) run = stored - i;
+    /* Without its chunk the elements read as zero; the pool error is recorded. */
+    char *chunk = dyn_chunk(m, d, (int32_t)c, 1);
+    if (chunk) {
+      char *to = chunk + RT_CHUNK_HEADER + (int64_t)first * cell_bytes + offset;
+      const char *from = values + (int64_t)i * value_bytes;
+      for (int32_t j = 0; j < run; j++, to += cell_bytes, from += value_bytes) {
+        switch (value_bytes) {
+        case 1: *to = *from; break;
+        case 2: __builtin_memcpy(to, from, 2); break;
+        case 4: __builtin_memcpy(to, from, 4); break;
+        default: __builtin_memcpy(to, from, 8); break;
+        }
+      }
+    }
+    i += run;
+  }
+  return stored;
+}
+
 void rt_dynamic_count(const rt_meta *m, int32_t stripe, int64_t n) {
   if (n) rt_count_active(m->rt, m->snode_id, (uint32_t)stripe, n);
 }

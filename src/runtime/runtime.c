@@ -86,6 +86,11 @@ rt_runtime *rt_runtime_init(char *pool, uint64_t pool_size, int32_t nsnodes, int
   return rt;
 }
 
+char *rt_append_table(rt_runtime *rt, int32_t thread) {
+  if (!rt->append_tables || thread < 0 || thread >= rt->append_threads) return 0;
+  return rt->append_tables + (int64_t)thread * RT_APPEND_TABLE_BYTES;
+}
+
 rt_meta *rt_runtime_meta(rt_runtime *rt, int32_t snode) {
   if (snode < 0 || snode >= rt->nsnodes || rt->metas[snode].kind < 0) return 0;
   return &rt->metas[snode];

@@ -120,7 +120,32 @@ struct rt_runtime {
   int64_t error_bytes;             /* bytes requested, or cells for CAPACITY */
   int32_t active_stride;           /* rt_active_stride(nsnodes) */
   int32_t pad0;
+  /* Buffered appends (rt_append_table): a table of RT_APPEND_TABLE_BYTES per
+  ** CPU worker thread, append_threads of them, in the host's memory, set by
+  ** the CPU backend before it runs a task; NULL elsewhere (a GPU). */
+  char *append_tables;
+  int32_t append_threads;
+  int32_t pad1;
 };
+
+/* ---- buffered appends ----------------------------------------------------------
+** A CPU task whose only use of a dynamic level is one append whose index it
+** never reads gathers its appends per list in a table of its thread
+** (cg_append.c generates it) and hands each list RT_APPEND_VALUE_BYTES of
+** values at a time to rt_dynamic_append_many: one atomic add per batch
+** instead of one per element, and the batch's cells written from one core.
+** The table: RT_APPEND_ENTRIES entries of RT_APPEND_ENTRY_BYTES, direct
+** mapped by the list's node address,
+**   [u64 node, 0: free][i32 values held][i32 unused][RT_APPEND_VALUE_BYTES of values]
+** then RT_APPEND_ENTRIES u16 numbers of the entries the running call took
+** (it frees them as it returns, so every entry is free between calls). */
+#define RT_APPEND_ENTRIES 1024
+#define RT_APPEND_VALUE_BYTES 64
+#define RT_APPEND_ENTRY_BYTES (16 + RT_APPEND_VALUE_BYTES)
+#define RT_APPEND_TABLE_BYTES (RT_APPEND_ENTRIES * (RT_APPEND_ENTRY_BYTES + 2))
+
+/* The table of CPU thread `thread`, or NULL when there is none. */
+char *rt_append_table(rt_runtime *rt, int32_t thread);
 
 /* The count of active cells of an SNode is kept in RT_ACTIVE_STRIPES
 ** counters at least a cache line apart, and a change goes to the stripe its
@@ -329,6 +354,14 @@ int32_t rt_dynamic_append(const rt_meta *m, char *node);
 ** counts its appends itself, with rt_dynamic_count. */
 char *rt_dynamic_append_cell(const rt_meta *m, char *node, int32_t chunk_cells, int32_t stripe, int32_t *index);
 void rt_dynamic_count(const rt_meta *m, int32_t stripe, int64_t n);
+/* Appends k values of value_bytes bytes each (1, 2, 4 or 8), stored one
+** after another at `values`, to the list: each at byte `offset` of its cell
+** (cell_bytes must be m->cell_bytes, chunk_cells m->chunk_cells).
+** Returns how many it stored: fewer than k when the list filled up (the rest
+** are dropped, as a full list drops an append). The caller counts them
+** (rt_dynamic_count). */
+int32_t rt_dynamic_append_many(const rt_meta *m, char *node, int32_t chunk_cells, int64_t cell_bytes,
+                               const char *values, int32_t k, int32_t value_bytes, int64_t offset);
 int32_t rt_dynamic_length(const rt_meta *m, char *node);
 
 /* The same operations dispatched on m->kind (listgen, host tools, tests). */

@@ -31,8 +31,11 @@ static const char *cpu_math_fn(ir_op op, ir_type t, char *buf, size_t len) {
   return cg_math_name(ir_op_cpu_math(op), "", op, t, buf, len);
 }
 
-const cg_target cpu_target = {"x86_64", &lt_runtime_bc_x86_64, &lt_runtime_bc_x86_64_size,
-                                     cpu_math_fn, NULL, NULL, false, NULL};
+const cg_target cpu_target = {.name = "x86_64",
+                              .bc = &lt_runtime_bc_x86_64,
+                              .bc_size = &lt_runtime_bc_x86_64_size,
+                              .math_fn = cpu_math_fn,
+                              .buffer_appends = true};
 
 /* ---- backend state ------------------------------------------------------------ */
 
@@ -85,6 +88,7 @@ static void cpu_destroy(jit_backend *be) {
   cpu_impl *im = be->impl;
   cpu_host_close(&im->host);
   rt_pool_destroy(im->exec.pool);
+  cpu_exec_free(&im->exec);
   free((char *)im->cache.dir);
   free(im->backend_line);
   free(im->live);

@@ -14,7 +14,15 @@
 typedef struct {
   rt_pool *pool;
   int64_t gc_workers;             /* of the task_gc being run (cpu_run.c) */
+  /* a table per pool thread for buffered appends (rt_append_table), made
+  ** when a task first runs against a sparse runtime; NULL before, or when
+  ** there was no memory for it (appends then gather in a single entry) */
+  char *append_tables;
+  bool append_tried;
 } cpu_exec;
+
+/* Frees what cpu_run.c made (the append tables); the pool is the owner's. */
+void cpu_exec_free(cpu_exec *ex);
 
 /* cpu_memory.c: sets be's device-memory functions (host memory) */
 void cpu_memory_init(jit_backend *be);

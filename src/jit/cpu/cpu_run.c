@@ -4,6 +4,7 @@
 ** thread, or as ranges on the thread pool, with list sizes read on the host
 ** and garbage collection's parallel stages split among the workers.
 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../runtime/runtime.h"
@@ -62,9 +63,35 @@ static void gc(cpu_exec *im, const jit_task *t, rt_context *ctx, int stage) {
   rt_pool_parallel_for(im->pool, 0, nw, 1, run_workers, &j);
 }
 
+/* Points the runtime at the threads' append tables (runtime.h, "buffered
+** appends"), made on first need. calloc's pages of zeros are mapped only
+** once a thread writes to its table. LT_APPEND_TABLES=off leaves them out
+** (each call then gathers in one entry of its own: the tests check that
+** path, docs/performance.md compares the two). */
+static void append_tables(cpu_exec *im, rt_context *ctx) {
+  rt_runtime *rt = ctx->runtime;
+  if (!rt) return;
+  if (!im->append_tried) {
+    im->append_tried = true;
+    const char *env = getenv("LT_APPEND_TABLES");
+    if (!env || strcmp(env, "off") != 0)
+      im->append_tables = calloc((size_t)rt_pool_threads(im->pool), RT_APPEND_TABLE_BYTES);
+  }
+  if (rt->append_tables != im->append_tables) {
+    rt->append_tables = im->append_tables;
+    rt->append_threads = im->append_tables ? rt_pool_threads(im->pool) : 0;
+  }
+}
+
+void cpu_exec_free(cpu_exec *ex) {
+  free(ex->append_tables);
+  ex->append_tables = NULL;
+}
+
 bool cpu_run_task(jit_backend *be, jit_kernel *jk, int i, rt_context *ctx, int stage) {
   cpu_exec *im = be->impl;
   const jit_task *t = &jk->tasks[i];
+  append_tables(im, ctx);
   switch (t->kind) {
   case IR_task_serial:
   case IR_task_clear_list:

@@ -20,7 +20,10 @@ static void runonly_release(jit_backend *be, jit_kernel *jk) {
 static void runonly_destroy(jit_backend *be) {
   if (!be) return;
   cpu_exec *ex = be->impl;
-  if (ex) rt_pool_destroy(ex->pool);
+  if (ex) {
+    rt_pool_destroy(ex->pool);
+    cpu_exec_free(ex);
+  }
   free(ex);
   free(be);
 }

@@ -173,7 +173,7 @@ static LLVMValueRef emit_task(cg *c, ir_stmt *task, const char *name) {
   LLVMBasicBlockRef body = cg_new_bb(c, "body");
   LLVMPositionBuilderAtEnd(c->b, body);
   c->nloops = 0;
-  cg_append_counters(c, task);
+  cg_append_begin(c, task);
   if (jit_task_is_sparse(task->op))
     cg_sparse_task_body(c, task, LLVMGetParam(c->fn, 2), LLVMGetParam(c->fn, 3));
   else
@@ -184,6 +184,8 @@ static LLVMValueRef emit_task(cg *c, ir_stmt *task, const char *name) {
   }
   c->ncount = 0;
   c->count_fn = NULL;
+  c->buf_snode = -1;
+  c->buf_site = NULL;
   LLVMPositionBuilderAtEnd(c->b, c->entry);
   LLVMBuildBr(c->b, body);
   return c->fn;

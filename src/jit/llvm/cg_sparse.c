@@ -273,103 +273,6 @@ static LLVMValueRef in_ambient(cg *c, LLVMValueRef p) {
   return LLVMBuildICmp(B, LLVMIntULT, d, size, "");
 }
 
-/* ---- counting appends --------------------------------------------------------------
-** Every append adds one to its level's active count (rt_count_active). A
-** locked add per element cost as much as the append itself, so a task
-** function counts its appends to each level (up to 4) in a variable and adds
-** the sum once, as it returns; appends it cannot count so (in an outlined
-** piece, cg_split.c, or to a fifth level) the runtime counts. */
-static void find_appends(ir_stmt *s, void *ud) {
-  cg *c = ud;
-  if ((s->op != IR_snode_append && s->op != IR_snode_reserve) || c->ncount == 4) return;
-  for (int k = 0; k < c->ncount; k++)
-    if (c->count_snode[k] == s->aux) return;
-  c->count_snode[c->ncount++] = s->aux;
-}
-
-void cg_append_counters(cg *c, ir_stmt *task) {
-  c->ncount = 0;
-  c->count_fn = c->fn;
-  if (!task->blocks[0]) return;
-  ir_walk(task->blocks[0], find_appends, c);
-  if (!c->ncount) return;
-  LLVMBuilderRef eb = LLVMCreateBuilderInContext(c->ctx);
-  LLVMPositionBuilderAtEnd(eb, c->entry);
-  for (int k = 0; k < c->ncount; k++) {
-    c->count_var[k] = LLVMBuildAlloca(eb, c->t_i64, "appended");
-    LLVMBuildStore(eb, LLVMConstInt(c->t_i64, 0, 0), c->count_var[k]);
-  }
-  LLVMDisposeBuilder(eb);
-}
-
-/* The task function's count of appends to level id, or NULL. */
-static LLVMValueRef append_counter(cg *c, int id) {
-  if (c->fn != c->count_fn) return NULL;
-  for (int k = 0; k < c->ncount; k++)
-    if (c->count_snode[k] == id) return c->count_var[k];
-  return NULL;
-}
-
-/* The task's thread number (parameter 1 of a task function); a piece of an
-** outlined task (cg_split.c) has none and takes 0. */
-static LLVMValueRef thread_number(cg *c) {
-  return LLVMCountParams(c->fn) == 4 && LLVMTypeOf(LLVMGetParam(c->fn, 1)) == c->t_i32 ? LLVMGetParam(c->fn, 1)
-                                                                                     : i32c(c, 0);
-}
-
-void cg_task_exit(cg *c) {
-  if (c->fn != c->count_fn) return;
-  for (int k = 0; k < c->ncount; k++) {
-    LLVMValueRef a[3] = {sp_meta(c, c->count_snode[k]), thread_number(c),
-                         LLVMBuildLoad2(B, c->t_i64, c->count_var[k], "")};
-    sp_call_rt(c, NULL, "rt_dynamic_count", a, 3);
-  }
-}
-
-/* snode_append: reserve an element and find its cell in one runtime call
-** (the chunk size is a constant here, so its division folds), then store
-** the value into the cell. A full list gives -1 and drops the value; debug
-** kernels raise an error. snode_reserve is the same call without the store
-** (the kernel stores each place of the element through global_ptr: an
-** append of several places, sparse.lua). */
-static LLVMValueRef append(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef node) {
-  bool store_value = s->op == IR_snode_append;
-  if (store_value && (lvl->nchildren != 1 || lvl->children[0]->kind != IR_SN_place))
-    cg_fail(c, s, "snode_append needs a dynamic SNode holding exactly one place");
-  const ir_snode *place = store_value ? lvl->children[0] : NULL;
-  LLVMValueRef slot = cg_entry_alloca(c, c->t_i32, "append.index");
-  /* counted here (then the runtime is told stripe -1) or by the runtime in
-  ** the stripe of the task's thread */
-  LLVMValueRef counter = append_counter(c, lvl->id);
-  LLVMValueRef stripe = counter ? i32c(c, -1) : thread_number(c);
-  LLVMValueRef a[5] = {sp_meta(c, lvl->id), node, i32c(c, (int)lvl->chunk_cells), stripe, slot};
-  LLVMValueRef cell = sp_call_rt(c, s, "rt_dynamic_append_cell", a, 5);
-  LLVMValueRef idx = LLVMBuildLoad2(B, c->t_i32, slot, "");
-  LLVMValueRef ok = LLVMBuildICmp(B, LLVMIntSGE, idx, i32c(c, 0), "");
-  LLVMBasicBlockRef store = cg_new_bb(c, "append.store"), full = cg_new_bb(c, "append.full");
-  LLVMBasicBlockRef done = cg_new_bb(c, "append.done");
-  LLVMBuildCondBr(B, ok, store, full);
-  LLVMPositionBuilderAtEnd(B, store);
-  if (store_value) {
-    LLVMValueRef v = cg_get(c, s->ops[s->nops - 1]);
-    if (LLVMTypeOf(v) != cg_type(c, place->dtype))
-      cg_fail(c, s, "snode_append of a %s value to a field of %s (run typecheck first)",
-              ir_type_name(s->ops[s->nops - 1]->type), ir_type_name(place->dtype));
-    LLVMBuildStore(B, v, gep(c, cell, i64c(c, place->offset)));
-  }
-  if (counter)
-    LLVMBuildStore(B, LLVMBuildAdd(B, LLVMBuildLoad2(B, c->t_i64, counter, ""), i64c(c, 1), ""), counter);
-  LLVMBuildBr(B, done);
-  LLVMPositionBuilderAtEnd(B, full);
-  if (c->k->debug) {
-    LLVMValueRef e[3] = {c->ctxv, i32c(c, lvl->id), i32c(c, s->loc.line)};
-    sp_call_rt(c, s, "rt_raise_append_error", e, 3);
-  }
-  LLVMBuildBr(B, done);
-  LLVMPositionBuilderAtEnd(B, done);
-  return idx;
-}
-
 static LLVMValueRef snode_op(cg *c, ir_stmt *s) {
   const ir_snode *lvl = level_of(c, s);
   bool whole = lvl->kind == IR_SN_dynamic &&
@@ -406,7 +309,7 @@ static LLVMValueRef snode_op(cg *c, ir_stmt *s) {
     LLVMValueRef a[2] = {sp_meta(c, lvl->id), node};
     return sp_call_rt(c, s, "rt_dynamic_length", a, 2);
   }
-  case IR_snode_append: case IR_snode_reserve: return append(c, s, lvl, node);
+  case IR_snode_append: case IR_snode_reserve: return sp_append(c, s, lvl, node);
   default: return NULL;
   }
 }

@@ -24,6 +24,8 @@ LLVMValueRef sp_meta(cg *c, int id);                              /* &rt->metas[
 LLVMValueRef sp_call_rt(cg *c, const ir_stmt *s, const char *name, LLVMValueRef *args, int n);
 LLVMValueRef sp_node_call(cg *c, const ir_stmt *s, const ir_snode *lvl, int op, LLVMValueRef node,
                           LLVMValueRef cell);
+/* cg_append.c: snode_append / snode_reserve on the list of container node */
+LLVMValueRef sp_append(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef node);
 /* A read lookup of cell `cell` of container `node` of level lvl. */
 LLVMValueRef sp_lookup(cg *c, const ir_stmt *s, const ir_snode *lvl, LLVMValueRef node, LLVMValueRef cell);
 /* Levels from the target up to the root into path[]; returns their number. */

@@ -547,6 +547,7 @@ static void call_piece(cg *c, LLVMValueRef fn, LLVMValueRef env) {
   LLVMBasicBlockRef fail = cg_new_bb(c, "piece.fail"), ok = cg_new_bb(c, "piece.ok");
   LLVMBuildCondBr(c->b, LLVMBuildICmp(c->b, LLVMIntNE, err, LLVMConstInt(c->t_i32, 0, 0), ""), fail, ok);
   LLVMPositionBuilderAtEnd(c->b, fail);
+  cg_task_exit(c);
   LLVMBuildRetVoid(c->b);
   LLVMPositionBuilderAtEnd(c->b, ok);
 }

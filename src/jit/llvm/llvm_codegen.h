@@ -61,6 +61,9 @@ typedef struct cg_target {
   ** kernel reads are marked as pointing there (cg_global), so the loads and
   ** stores through them are global ones instead of generic. */
   unsigned global_as;
+  /* Appends may be gathered per list in a table of the thread (cg_append.c):
+  ** the CPU, whose runtime has the tables (rt_append_table). */
+  bool buffer_appends;
 } cg_target;
 
 /* The name of math op on type t (f32/f64) lowered as `how` says (a column
@@ -225,6 +228,13 @@ struct cg {
   LLVMValueRef count_var[4];
   int ncount;
   LLVMValueRef count_fn;
+  /* the level whose appends the task function gathers in its thread's
+  ** table (cg_append.c; -1: none), its one append, the table, the list of
+  ** the entries taken by this call (u16 numbers), their number (an i32
+  ** variable) and the entry mask (i64) */
+  int buf_snode;
+  const ir_stmt *buf_site;
+  LLVMValueRef buf_table, buf_taken, buf_ntaken, buf_mask;
   /* SNodes whose cells the task being generated activates or deactivates
   ** (cg_sparse.c, computed once per task): reads of the others need no
   ** atomics, no other thread changes them while the task runs */
@@ -286,10 +296,11 @@ void cg_open(cg *c);
 void cg_br(cg *c, LLVMBasicBlockRef bb);
 LLVMBasicBlockRef cg_new_bb(cg *c, const char *name);
 LLVMValueRef cg_entry_alloca(cg *c, LLVMTypeRef t, const char *name);
-/* Before every return of a task function: flush what the task keeps in
-** registers for the runtime (cg_sparse.c: append counts). */
+/* At the start of a task function: its append counts and, on a target that
+** buffers appends, the table (cg_append.c). Before every return: hand over
+** what the function keeps for the runtime (buffered appends, the counts). */
+void cg_append_begin(cg *c, ir_stmt *task);
 void cg_task_exit(cg *c);
-void cg_append_counters(cg *c, ir_stmt *task);
 
 /* Emitters by concern, one per value of ops.def's emit column (cg_stmt
 ** dispatches on it); each returns false when it cannot emit the statement. */
