@@ -72,8 +72,8 @@ add_test(NAME fuzz/data_entry COMMAND lattice ${CMAKE_SOURCE_DIR}/tests/fuzz/dat
 set_tests_properties(fuzz/data_entry PROPERTIES TIMEOUT 600)
 
 # lang/dynamic_buffered_untabled: tests/lang/dynamic_buffered.lua without the
-# threads' append tables (LT_APPEND_TABLES=off): every buffered append goes
-# through the one entry of its call (src/jit/llvm/cg_append.c).
+# threads' append tables (LT_APPEND_TABLES=off): the same kernels take their
+# plain appends (src/jit/llvm/cg_append.c).
 add_test(NAME lang/dynamic_buffered_untabled COMMAND lattice ${CMAKE_SOURCE_DIR}/tests/lang/dynamic_buffered.lua)
 set_tests_properties(lang/dynamic_buffered_untabled PROPERTIES
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/tests/lang ENVIRONMENT "LT_APPEND_TABLES=off")

@@ -122,7 +122,8 @@ struct rt_runtime {
   int32_t pad0;
   /* Buffered appends (rt_append_table): a table of RT_APPEND_TABLE_BYTES per
   ** CPU worker thread, append_threads of them, in the host's memory, set by
-  ** the CPU backend before it runs a task; NULL elsewhere (a GPU). */
+  ** the CPU backend before it runs a task; NULL elsewhere (a GPU, one
+  ** thread), and then the appends are the plain ones. */
   char *append_tables;
   int32_t append_threads;
   int32_t pad1;
@@ -144,7 +145,8 @@ struct rt_runtime {
 #define RT_APPEND_ENTRY_BYTES (16 + RT_APPEND_VALUE_BYTES)
 #define RT_APPEND_TABLE_BYTES (RT_APPEND_ENTRIES * (RT_APPEND_ENTRY_BYTES + 2))
 
-/* The table of CPU thread `thread`, or NULL when there is none. */
+/* The table of CPU thread `thread`, or NULL when there is none (then the
+** generated code appends one at a time). */
 char *rt_append_table(rt_runtime *rt, int32_t thread);
 
 /* The count of active cells of an SNode is kept in RT_ACTIVE_STRIPES

@@ -7,9 +7,8 @@
 -- the level's count of elements, one thread's order, and the kernels that
 -- must not be buffered (they read the index, a length or an element, or
 -- deactivate) giving what unbuffered appends give. Run again with
--- LT_APPEND_TABLES=off (tests/tests.cmake): every append then goes through
--- the single entry of the call's own. On a GPU nothing is buffered and the
--- same checks hold.
+-- LT_APPEND_TABLES=off (tests/tests.cmake): the same code then takes its
+-- plain appends. On a GPU nothing is buffered and the same checks hold.
 local lt = require "lattice"
 lt.init { threads = 4 }
 -- on a GPU (and its mock, which runs one GPU thread after another) smaller

@@ -15,8 +15,8 @@ typedef struct {
   rt_pool *pool;
   int64_t gc_workers;             /* of the task_gc being run (cpu_run.c) */
   /* a table per pool thread for buffered appends (rt_append_table), made
-  ** when a task first runs against a sparse runtime; NULL before, or when
-  ** there was no memory for it (appends then gather in a single entry) */
+  ** when a task first runs against a sparse runtime; NULL before, and for
+  ** good with one thread or no memory (appends are then the plain ones) */
   char *append_tables;
   bool append_tried;
 } cpu_exec;

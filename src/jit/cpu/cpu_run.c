@@ -64,17 +64,18 @@ static void gc(cpu_exec *im, const jit_task *t, rt_context *ctx, int stage) {
 }
 
 /* Points the runtime at the threads' append tables (runtime.h, "buffered
-** appends"), made on first need. calloc's pages of zeros are mapped only
-** once a thread writes to its table. LT_APPEND_TABLES=off leaves them out
-** (each call then gathers in one entry of its own: the tests check that
-** path, docs/performance.md compares the two). */
+** appends"), made on first need; calloc's pages of zeros are mapped only
+** once a thread writes to its table. None for a pool of one thread: its
+** appends never meet another thread's, and the plain append is faster
+** there. LT_APPEND_TABLES=off leaves them out too (the tests run the plain
+** path of the same code so). */
 static void append_tables(cpu_exec *im, rt_context *ctx) {
   rt_runtime *rt = ctx->runtime;
   if (!rt) return;
   if (!im->append_tried) {
     im->append_tried = true;
     const char *env = getenv("LT_APPEND_TABLES");
-    if (!env || strcmp(env, "off") != 0)
+    if (rt_pool_threads(im->pool) > 1 && (!env || strcmp(env, "off") != 0))
       im->append_tables = calloc((size_t)rt_pool_threads(im->pool), RT_APPEND_TABLE_BYTES);
   }
   if (rt->append_tables != im->append_tables) {

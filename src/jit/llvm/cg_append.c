@@ -21,8 +21,10 @@
 ** deactivates anything (a list freed while its values wait in a table).
 ** The function hands over everything its table holds before it returns, on
 ** every path (cg_task_exit), so the next task sees every element; the
-** values one thread appends to one list reach it in the order appended, so
-** one thread gives the same lists as without the table. A full list drops
+** values one thread appends to one list reach it in the order appended.
+** Whether to buffer is the runtime's to say, as the task starts: without a
+** table for the thread (one thread, where appends never meet) the same
+** code makes the plain appends. A full list drops
 ** the values past its capacity as it drops single appends, and a debug
 ** kernel raises the same error, naming the append's line.
 */
@@ -142,22 +144,13 @@ static void set_field(cg *c, LLVMValueRef e, int offset, LLVMValueRef v) {
   LLVMBuildStore(B, v, gep(c, e, i64c(c, offset)));
 }
 
-/* The table of the thread, or when it has none (no memory for tables, a
-** thread past the runtime's) one entry of this call's own: then every
-** append to another list than the last one hands the batch over. */
+/* The table of the thread, or NULL: the runtime has none for it (one
+** thread, where appends do not meet; LT_APPEND_TABLES=off; no memory), and
+** the appends are the plain ones. */
 static void open_table(cg *c) {
   LLVMValueRef a[2] = {sp_runtime(c), thread_number(c)};
-  LLVMValueRef t = sp_call_rt(c, c->buf_site, "rt_append_table", a, 2);
-  LLVMTypeRef one = LLVMArrayType(c->t_i8, RT_APPEND_ENTRY_BYTES + 2);
-  LLVMValueRef spare = cg_entry_alloca(c, one, "append.spare");
-  LLVMSetAlignment(spare, 16);
-  LLVMBuildStore(B, LLVMConstNull(one), spare);
-  LLVMValueRef none = LLVMBuildIsNull(B, t, "");
-  c->buf_table = LLVMBuildSelect(B, none, spare, t, "append.table");
-  c->buf_taken = LLVMBuildSelect(B, none, gep(c, spare, i64c(c, RT_APPEND_ENTRY_BYTES)),
-                                 gep(c, t, i64c(c, (long long)RT_APPEND_ENTRIES * RT_APPEND_ENTRY_BYTES)),
-                                 "append.taken");
-  c->buf_mask = LLVMBuildSelect(B, none, i64c(c, 0), i64c(c, RT_APPEND_ENTRIES - 1), "append.mask");
+  c->buf_table = sp_call_rt(c, c->buf_site, "rt_append_table", a, 2);
+  c->buf_taken = gep(c, c->buf_table, i64c(c, (long long)RT_APPEND_ENTRIES * RT_APPEND_ENTRY_BYTES));
   c->buf_ntaken = cg_entry_alloca(c, c->t_i32, "append.ntaken");
   LLVMBuildStore(B, i32c(c, 0), c->buf_ntaken);
 }
@@ -189,7 +182,7 @@ static void buffered_append(cg *c, const ir_snode *lvl, LLVMValueRef node, LLVMV
   int vb = ir_type_bits(place->dtype) / 8, per_batch = RT_APPEND_VALUE_BYTES / vb;
   LLVMValueRef addr = LLVMBuildPtrToInt(B, node, c->t_i64, "");
   LLVMValueRef h = LLVMBuildXor(B, LLVMBuildLShr(B, addr, i64c(c, 5), ""), LLVMBuildLShr(B, addr, i64c(c, 15), ""), "");
-  h = LLVMBuildAnd(B, h, c->buf_mask, "append.slot");
+  h = LLVMBuildAnd(B, h, i64c(c, RT_APPEND_ENTRIES - 1), "append.slot");
   LLVMValueRef e = gep(c, c->buf_table, LLVMBuildMul(B, h, i64c(c, RT_APPEND_ENTRY_BYTES), ""));
   LLVMValueRef tag = entry_field(c, e, 0, c->t_i64, "append.tag");
   LLVMBasicBlockRef miss = cg_new_bb(c, "append.miss"), evict = cg_new_bb(c, "append.evict");
@@ -318,9 +311,17 @@ LLVMValueRef sp_append(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef node
   if (v && LLVMTypeOf(v) != cg_type(c, place->dtype))
     cg_fail(c, s, "snode_append of a %s value to a field of %s (run typecheck first)",
             ir_type_name(s->ops[s->nops - 1]->type), ir_type_name(place->dtype));
+  LLVMBasicBlockRef after = NULL;
   if (s == c->buf_site && c->fn == c->count_fn) {
+    /* with a table, buffered; without, the plain append below (the test
+    ** does not change in the loop: LLVM takes it out) */
+    LLVMBasicBlockRef buffered = cg_new_bb(c, "append.buffered"), plain = cg_new_bb(c, "append.plain");
+    after = cg_new_bb(c, "append.after");
+    LLVMBuildCondBr(B, LLVMBuildIsNull(B, c->buf_table, ""), plain, buffered);
+    LLVMPositionBuilderAtEnd(B, buffered);
     buffered_append(c, lvl, node, v);
-    return i32c(c, 0);
+    LLVMBuildBr(B, after);
+    LLVMPositionBuilderAtEnd(B, plain);
   }
   LLVMValueRef slot = cg_entry_alloca(c, c->t_i32, "append.index");
   /* counted here (then the runtime is told stripe -1) or by the runtime in
@@ -346,5 +347,8 @@ LLVMValueRef sp_append(cg *c, ir_stmt *s, const ir_snode *lvl, LLVMValueRef node
   }
   LLVMBuildBr(B, done);
   LLVMPositionBuilderAtEnd(B, done);
-  return idx;
+  if (!after) return idx;
+  LLVMBuildBr(B, after);
+  LLVMPositionBuilderAtEnd(B, after);
+  return i32c(c, 0);   /* nothing reads it (plan_buffer) */
 }

@@ -229,12 +229,12 @@ struct cg {
   int ncount;
   LLVMValueRef count_fn;
   /* the level whose appends the task function gathers in its thread's
-  ** table (cg_append.c; -1: none), its one append, the table, the list of
-  ** the entries taken by this call (u16 numbers), their number (an i32
-  ** variable) and the entry mask (i64) */
+  ** table (cg_append.c; -1: none), its one append, the table (NULL at run
+  ** time: none), the list of the entries taken by this call (u16 numbers)
+  ** and their number (an i32 variable) */
   int buf_snode;
   const ir_stmt *buf_site;
-  LLVMValueRef buf_table, buf_taken, buf_ntaken, buf_mask;
+  LLVMValueRef buf_table, buf_taken, buf_ntaken;
   /* SNodes whose cells the task being generated activates or deactivates
   ** (cg_sparse.c, computed once per task): reads of the others need no
   ** atomics, no other thread changes them while the task runs */
