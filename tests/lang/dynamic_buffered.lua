@@ -191,6 +191,16 @@ do
 end
 
 -- ---- kernels that must not be buffered -----------------------------------------------------
+-- the first p in [0, n) where got(p) ~= want(p), as one failure
+local function each(what, n, got, want)
+  for p = 0, n - 1 do
+    if got(p) ~= want(p) then
+      T.fail(("%s: at %d got %s, want %s"):format(what, p, tostring(got(p)), tostring(want(p))))
+      return
+    end
+  end
+end
+
 do
   local N = size(2000)
   local l = lt.field(lt.i32)
@@ -204,12 +214,8 @@ do
     for p in lt.ndrange(N) do took[p] = lt.append(l, p % 4, p) end
   end)()
   local t = took:to_table()
-  for p = 0, N - 1 do
-    if l[p % 4][t[p + 1]] ~= p then
-      T.fail(("index read: particle %d got index %d, which holds %d"):format(p, t[p + 1], l[p % 4][t[p + 1]]))
-      break
-    end
-  end
+  each("index read: the element at the index particle p got", N, function(p) return l[p % 4][t[p + 1]] end,
+       function(p) return p end)
   lists:deactivate_all()
 
   -- a length read after the append, in one thread, counts it
@@ -222,12 +228,7 @@ do
     end
   end)()
   local s = seen:to_table()
-  for p = 0, N - 1 do
-    if s[p + 1] ~= p + 1 then
-      T.fail(("length read: after append %d the length was %d"):format(p, s[p + 1]))
-      break
-    end
-  end
+  each("length read: the length after append p", N, function(p) return s[p + 1] end, function(p) return p + 1 end)
   lists:deactivate_all()
 
   -- an element read after the append, in one thread, is the value appended
@@ -240,12 +241,8 @@ do
     end
   end)()
   s = seen:to_table()
-  for p = 0, N - 1 do
-    if s[p + 1] ~= 7 * p then
-      T.fail(("element read: l[2][%d] read %d, want %d"):format(p, s[p + 1], 7 * p))
-      break
-    end
-  end
+  each("element read: l[2][p] read after its append", N, function(p) return s[p + 1] end,
+       function(p) return 7 * p end)
   lists:deactivate_all()
 
   -- a list cleared between appends keeps only the later ones
